@@ -1,0 +1,122 @@
+"""The `kjbod` command: global options, command groups, and the one error handler.
+
+Command modules import only Typer and this package's CLI helpers at module level; the library
+(pydantic models, the log) is imported inside each command, so `kjbod --help` and
+`kjbod --version` start fast and never load pyspark.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from kjbod import __version__
+from kjbod.cli import clock, metadata
+from kjbod.cli.context import AppContext, OutputFormat
+from kjbod.cli.render import emit_error
+
+HELP = """Operator toolkit for Apache Kafka clusters that run JBOD (several log directories per broker).
+
+Storage tools that work on real directories (format, meta, log-dirs --from-disk), a KRaft-style
+controller state kept as a record log (--state), and a placement planner on Spark.
+
+Example: kjbod --state ./prod-state -o json topic describe orders
+"""
+
+
+def _is_parser_signal(exc: BaseException) -> bool:
+    """Typer's own exits and the usage errors of its (vendored) Click, which it reports itself."""
+    return isinstance(exc, (typer.Exit, typer.Abort)) or (hasattr(exc, "exit_code") and hasattr(exc, "show"))
+
+
+def _debug_enabled(app: AppContext | None) -> bool:
+    if app is not None:
+        return app.debug
+    return os.environ.get("KJBOD_DEBUG", "").lower() in ("1", "true", "yes", "on")
+
+
+def report_error(app: AppContext | None, exc: BaseException) -> int:
+    """Print one line for `exc` (a traceback too with --debug) and return the exit code."""
+    from kjbod.errors import KjbodError
+
+    if isinstance(exc, KjbodError):
+        message, code = exc.message, exc.exit_code
+    elif isinstance(exc, OSError):
+        target = f": {exc.filename}" if exc.filename else ""
+        message, code = f"{exc.strerror or exc}{target}", 1
+    else:
+        message = f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback and report it)"
+        code = 1
+    target_app = app or AppContext(state_dir=Path("kjbod-state"))
+    if _debug_enabled(app):
+        target_app.stderr.write("".join(traceback.format_exception(exc)))
+    emit_error(target_app, message, code)
+    return code
+
+
+class KjbodGroup(TyperGroup):
+    """The root group: turns library errors into the contract's exit codes."""
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:
+            if _is_parser_signal(exc):
+                raise
+            app = ctx.obj if isinstance(ctx.obj, AppContext) else None
+            raise typer.Exit(report_error(app, exc)) from None
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"kjbod {__version__}")
+        raise typer.Exit()
+
+
+app = typer.Typer(
+    name="kjbod",
+    cls=KjbodGroup,
+    help=HELP,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    state: Annotated[
+        Path,
+        typer.Option("--state", envvar="KJBOD_STATE", metavar="DIR", help="The cluster state directory (record log and snapshots)."),
+    ] = Path("kjbod-state"),
+    output: Annotated[
+        OutputFormat,
+        typer.Option("--output", "-o", case_sensitive=False, help="text for people; json for exactly one JSON document on stdout."),
+    ] = OutputFormat.text,
+    lock_timeout: Annotated[
+        float,
+        typer.Option("--lock-timeout", min=0, metavar="SECONDS", envvar="KJBOD_LOCK_TIMEOUT", help="How long a write waits for another writer's lock before exiting 3."),
+    ] = 30.0,
+    debug: Annotated[
+        bool, typer.Option("--debug", envvar="KJBOD_DEBUG", help="Print a traceback with every error.")
+    ] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    ctx.obj = AppContext(state_dir=state, output=output, lock_timeout=lock_timeout, debug=debug)
+
+
+app.add_typer(metadata.app, name="metadata")
+app.add_typer(clock.app, name="clock")
+
+
+def main() -> None:
+    app(prog_name="kjbod")

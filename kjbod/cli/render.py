@@ -1,0 +1,103 @@
+"""The one renderer: every command hands it a view with a text form and a JSON form.
+
+Text is what an operator reads (Kafka's exact lines where kjbod mirrors a Kafka tool, tables
+otherwise); JSON is exactly one document on stdout with stable keys. rich is imported only when
+a table is drawn, so commands that print lines start fast.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kjbod.cli.context import AppContext
+
+
+class View(Protocol):
+    def to_json(self) -> Any: ...
+
+    def to_text(self) -> Iterable[str]: ...
+
+
+@dataclass
+class Lines:
+    """Plain text lines, and the data behind them for `--output json`."""
+
+    lines: Sequence[str]
+    data: Any
+
+    def to_json(self) -> Any:
+        return self.data
+
+    def to_text(self) -> Iterable[str]:
+        return self.lines
+
+
+@dataclass
+class Column:
+    title: str
+    key: str
+    justify: str = "left"
+    # How the value appears in text; JSON always gets the raw value.
+    fmt: Callable[[Any], str] = str
+
+
+@dataclass
+class Table:
+    columns: Sequence[Column]
+    rows: Sequence[dict[str, Any]]
+    title: str | None = None
+    # Extra lines printed under the table in text mode.
+    footer: Sequence[str] = field(default_factory=list)
+    # The JSON document; defaults to the rows.
+    data: Any = None
+
+    def to_json(self) -> Any:
+        return self.rows if self.data is None else self.data
+
+    def to_text(self) -> Iterable[str]:
+        from rich import box
+        from rich.console import Console
+        from rich.table import Table as RichTable
+
+        table = RichTable(title=self.title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False)
+        for column in self.columns:
+            table.add_column(column.title, justify=column.justify, no_wrap=True)  # type: ignore[arg-type]
+        for row in self.rows:
+            table.add_row(*(column.fmt(row.get(column.key)) if row.get(column.key) is not None else "-" for column in self.columns))
+        buffer = io.StringIO()
+        Console(file=buffer, width=_width(), color_system=None, markup=False, highlight=False, emoji=False).print(table)
+        lines = buffer.getvalue().rstrip("\n").split("\n")
+        return [line.rstrip() for line in lines] + list(self.footer)
+
+
+def _width() -> int:
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit():
+        return int(columns)
+    return max(shutil.get_terminal_size((160, 24)).columns, 80)
+
+
+def emit(app: AppContext, view: View) -> None:
+    """Write a view to stdout in the selected output format."""
+    if app.json:
+        app.stdout.write(json.dumps(view.to_json(), indent=2, ensure_ascii=False) + "\n")
+        app.emitted = True
+    else:
+        for line in view.to_text():
+            app.stdout.write(line + "\n")
+    app.stdout.flush()
+
+
+def emit_error(app: AppContext, message: str, exit_code: int) -> None:
+    """An error: one line on stderr, and in JSON mode an error document if none was written."""
+    app.message(message)
+    if app.json and not app.emitted:
+        app.stdout.write(json.dumps({"error": {"message": message, "exitCode": exit_code}}, indent=2) + "\n")
+        app.stdout.flush()
+        app.emitted = True

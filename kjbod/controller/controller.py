@@ -1,0 +1,16 @@
+"""The controller facade: wires the control managers over one image.
+
+It owns no state. Each manager reads the image and returns a ControllerResult; only replay
+(kjbod.image.Delta) changes state, and only the state's write path appends records.
+"""
+
+from __future__ import annotations
+
+from kjbod.controller.clock_control import ClockControl
+from kjbod.image import Image
+
+
+class Controller:
+    def __init__(self, image: Image) -> None:
+        self.image = image
+        self.clock = ClockControl(image)

@@ -1,0 +1,21 @@
+"""Immutable views of the cluster state, and the deltas that replay records into them."""
+
+from kjbod.image.cluster import BrokerRegistration, ClusterImage
+from kjbod.image.configs import ConfigsImage
+from kjbod.image.features import FeaturesImage
+from kjbod.image.image import EMPTY_IMAGE, Delta, Image, replay_all
+from kjbod.image.topics import PartitionRegistration, TopicImage, TopicsImage
+
+__all__ = [
+    "EMPTY_IMAGE",
+    "BrokerRegistration",
+    "ClusterImage",
+    "ConfigsImage",
+    "Delta",
+    "FeaturesImage",
+    "Image",
+    "PartitionRegistration",
+    "TopicImage",
+    "TopicsImage",
+    "replay_all",
+]

@@ -1,0 +1,244 @@
+"""Brokers: ClusterImage, its delta, and BrokerRegistration (reference §3 and §4.4).
+
+Besides Kafka's registration state, the image keeps kjbod's own record of every directory a
+broker was configured with (id, path, capacity), so that commands can name paths even for a
+directory that has gone offline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+
+from kjbod.common.kafka_uuid import DirectoryId, uuid_sort_key
+from kjbod.common.versions import MetadataVersion
+from kjbod.errors import ReplayError
+from kjbod.records import (
+    ENTER_CONTROLLED_SHUTDOWN,
+    FENCE,
+    NO_CHANGE,
+    UNFENCE,
+    BrokerEndpoint,
+    BrokerFeature,
+    BrokerRegistrationChangeRecord,
+    FenceBrokerRecord,
+    KjbodBrokerLogDirsRecord,
+    KjbodLogDir,
+    Record,
+    RegisterBrokerRecord,
+    UnfenceBrokerRecord,
+    UnregisterBrokerRecord,
+)
+
+
+def sort_directories(directories: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """Kafka keeps a broker's directories in signed Uuid order (BR:185-187)."""
+    return tuple(sorted(directories, key=uuid_sort_key))
+
+
+@dataclass(frozen=True)
+class BrokerRegistration:
+    id: int
+    epoch: int
+    incarnation_id: str
+    listeners: tuple[BrokerEndpoint, ...]
+    supported_features: Mapping[str, tuple[int, int]]
+    rack: str | None
+    fenced: bool
+    in_controlled_shutdown: bool
+    is_migrating_zk_broker: bool
+    # The directories that are currently usable, in signed Uuid order.
+    directories: tuple[str, ...]
+    cordoned_directories: frozenset[str] = frozenset()
+
+    @classmethod
+    def from_record(cls, record: RegisterBrokerRecord) -> BrokerRegistration:
+        return cls(
+            id=record.broker_id,
+            epoch=record.broker_epoch,
+            incarnation_id=record.incarnation_id,
+            listeners=record.end_points,
+            supported_features=MappingProxyType(
+                {f.name: (f.min_supported_version, f.max_supported_version) for f in record.features}
+            ),
+            rack=record.rack,
+            fenced=record.fenced,
+            in_controlled_shutdown=record.in_controlled_shutdown,
+            is_migrating_zk_broker=record.is_migrating_zk_broker,
+            directories=sort_directories(record.log_dirs),
+            cordoned_directories=frozenset(record.cordoned_log_dirs),
+        )
+
+    def has_online_dir(self, directory_id: str) -> bool:
+        return DirectoryId.is_online(directory_id, self.directories)
+
+    def directory_intersection(self, others: set[str] | frozenset[str] | tuple[str, ...]) -> tuple[str, ...]:
+        """This broker's directories, in order, that are also in `others`."""
+        return tuple(d for d in self.directories if d in others)
+
+    def directory_difference(self, others: set[str] | frozenset[str] | tuple[str, ...]) -> tuple[str, ...]:
+        """This broker's directories, in order, that are not in `others`."""
+        return tuple(d for d in self.directories if d not in others)
+
+    @property
+    def is_active(self) -> bool:
+        """Registered, unfenced and not in controlled shutdown (CCM:711-715)."""
+        return not self.fenced and not self.in_controlled_shutdown
+
+    def to_record(self, mv: MetadataVersion) -> RegisterBrokerRecord:
+        version = 4 if mv.cordoned_log_dirs_supported else mv.register_broker_record_version
+        return RegisterBrokerRecord(
+            version=version,
+            broker_id=self.id,
+            is_migrating_zk_broker=self.is_migrating_zk_broker if version >= 2 else False,
+            incarnation_id=self.incarnation_id,
+            broker_epoch=self.epoch,
+            end_points=self.listeners,
+            features=tuple(
+                BrokerFeature(name=name, min_supported_version=lo, max_supported_version=hi)
+                for name, (lo, hi) in sorted(self.supported_features.items())
+            ),
+            rack=self.rack,
+            fenced=self.fenced,
+            in_controlled_shutdown=self.in_controlled_shutdown if version >= 1 else False,
+            log_dirs=self.directories if version >= 3 else (),
+            cordoned_log_dirs=tuple(sorted(self.cordoned_directories, key=uuid_sort_key)) if version >= 4 else (),
+        )
+
+
+@dataclass(frozen=True)
+class ClusterImage:
+    brokers: Mapping[int, BrokerRegistration]
+    # Offset of each broker's latest RegisterBrokerRecord (a heartbeat is "caught up" past it).
+    registration_offsets: Mapping[int, int]
+    # kjbod's own: every directory each broker was configured with, with its path.
+    log_dirs: Mapping[int, tuple[KjbodLogDir, ...]]
+
+    def broker(self, broker_id: int) -> BrokerRegistration | None:
+        return self.brokers.get(broker_id)
+
+    def directory_owner(self, directory_id: str) -> int | None:
+        for broker in self.brokers.values():
+            if directory_id in broker.directories:
+                return broker.id
+        return None
+
+    def path_of(self, broker_id: int, directory_id: str) -> str | None:
+        for log_dir in self.log_dirs.get(broker_id, ()):
+            if log_dir.directory_id == directory_id:
+                return log_dir.path
+        return None
+
+    def write(self, mv: MetadataVersion) -> Iterator[Record]:
+        for broker_id in sorted(self.brokers):
+            yield self.brokers[broker_id].to_record(mv)
+            if broker_id in self.log_dirs:
+                yield KjbodBrokerLogDirsRecord(broker_id=broker_id, log_dirs=self.log_dirs[broker_id])
+
+
+EMPTY_CLUSTER = ClusterImage(MappingProxyType({}), MappingProxyType({}), MappingProxyType({}))
+
+
+class ClusterDelta:
+    """Broker changes since a base image. Brokers are few, so the maps are copied up front."""
+
+    def __init__(self, base: ClusterImage) -> None:
+        self._base = base
+        self._brokers = dict(base.brokers)
+        self._offsets = dict(base.registration_offsets)
+        self._log_dirs = dict(base.log_dirs)
+        self._directory_to_broker = {d: b.id for b in base.brokers.values() for d in b.directories}
+
+    def _move_directories(self, broker_id: int, old: tuple[str, ...], new: tuple[str, ...]) -> None:
+        for directory in old:
+            if self._directory_to_broker.get(directory) != broker_id:
+                raise ReplayError(f"BUG: directory {directory} not assigned to broker {broker_id}")
+            del self._directory_to_broker[directory]
+        for directory in new:
+            owner = self._directory_to_broker.get(directory)
+            if owner is not None:
+                raise ReplayError(f"BUG: directory {directory} already assigned to broker {owner}")
+            self._directory_to_broker[directory] = broker_id
+
+    def replay_register(self, record: RegisterBrokerRecord, offset: int) -> None:
+        previous = self._brokers.get(record.broker_id)
+        registration = BrokerRegistration.from_record(record)
+        self._move_directories(record.broker_id, previous.directories if previous else (), registration.directories)
+        self._brokers[record.broker_id] = registration
+        self._offsets[record.broker_id] = offset
+
+    def replay_unregister(self, record: UnregisterBrokerRecord) -> None:
+        current = self._brokers.get(record.broker_id)
+        if current is None:
+            raise ReplayError(f"Unable to replay {record}: no broker registration found for that id")
+        if current.epoch != record.broker_epoch:
+            raise ReplayError(f"Unable to replay {record}: no broker registration with that epoch found")
+        self._move_directories(record.broker_id, current.directories, ())
+        del self._brokers[record.broker_id]
+        self._offsets.pop(record.broker_id, None)
+        self._log_dirs.pop(record.broker_id, None)
+
+    def _change(
+        self,
+        record: Record,
+        broker_id: int,
+        epoch: int,
+        *,
+        fenced: bool | None = None,
+        in_controlled_shutdown: bool | None = None,
+        directories: tuple[str, ...] | None = None,
+        cordoned: frozenset[str] | None = None,
+    ) -> None:
+        current = self._brokers.get(broker_id)
+        if current is None:
+            raise ReplayError(f"Unable to replay {record}: no broker registration found for that id")
+        if current.epoch != epoch:
+            raise ReplayError(f"Unable to replay {record}: no broker registration with that epoch found")
+        changes: dict[str, object] = {}
+        if fenced is not None:
+            changes["fenced"] = fenced
+        if in_controlled_shutdown is not None:
+            changes["in_controlled_shutdown"] = in_controlled_shutdown
+        if directories is not None:
+            changes["directories"] = sort_directories(directories)
+        if cordoned is not None:
+            changes["cordoned_directories"] = cordoned
+        updated = replace(current, **changes)
+        self._move_directories(broker_id, current.directories, updated.directories)
+        self._brokers[broker_id] = updated
+
+    def replay_fence(self, record: FenceBrokerRecord) -> None:
+        self._change(record, record.id, record.epoch, fenced=True)
+
+    def replay_unfence(self, record: UnfenceBrokerRecord) -> None:
+        self._change(record, record.id, record.epoch, fenced=False)
+
+    def replay_registration_change(self, record: BrokerRegistrationChangeRecord) -> None:
+        if record.fenced not in (FENCE, NO_CHANGE, UNFENCE):
+            raise ReplayError(f"Unable to replay {record}: invalid fencing change {record.fenced}")
+        if record.in_controlled_shutdown not in (NO_CHANGE, ENTER_CONTROLLED_SHUTDOWN):
+            raise ReplayError(
+                f"Unable to replay {record}: invalid controlled shutdown change {record.in_controlled_shutdown}"
+            )
+        self._change(
+            record,
+            record.broker_id,
+            record.broker_epoch,
+            fenced={FENCE: True, UNFENCE: False}.get(record.fenced),
+            in_controlled_shutdown=True if record.in_controlled_shutdown == ENTER_CONTROLLED_SHUTDOWN else None,
+            # An empty list means "no change" (CCM:610), so a broker that lost every
+            # directory keeps listing them.
+            directories=record.log_dirs or None,
+            cordoned=None if record.cordoned_log_dirs is None else frozenset(record.cordoned_log_dirs),
+        )
+
+    def replay_log_dirs(self, record: KjbodBrokerLogDirsRecord) -> None:
+        if record.broker_id not in self._brokers:
+            raise ReplayError(f"Unable to replay {record}: no broker registration found for that id")
+        self._log_dirs[record.broker_id] = record.log_dirs
+
+    def apply(self) -> ClusterImage:
+        return ClusterImage(
+            MappingProxyType(self._brokers), MappingProxyType(self._offsets), MappingProxyType(self._log_dirs)
+        )

@@ -1,0 +1,409 @@
+"""Topics and partitions: TopicsImage, its delta, and PartitionRegistration.
+
+Follows Kafka's PartitionRegistration (reference §8) and ReplicationControlManager replay (§6.2).
+A partition's registration is a NamedTuple: immutable and cheap to create, which matters when a
+snapshot of a million partitions is loaded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
+from typing import NamedTuple
+
+from kjbod.common.kafka_uuid import DirectoryId
+from kjbod.common.versions import MetadataVersion
+from kjbod.errors import ReplayError
+from kjbod.records import (
+    LEADER_RECOVERY_NO_CHANGE,
+    KjbodPartitionSizeRecord,
+    NO_LEADER,
+    NO_LEADER_CHANGE,
+    PartitionChangeRecord,
+    PartitionRecord,
+    Record,
+    RemoveTopicRecord,
+    TopicRecord,
+)
+from kjbod.records.codec import RecordRun
+
+_EMPTY: tuple[int, ...] = ()
+
+
+def _migrating(count: int) -> tuple[str, ...]:
+    return (DirectoryId.MIGRATING,) * count
+
+
+def _normalize_directories(directories: tuple[str, ...], replica_count: int) -> tuple[str, ...]:
+    """Missing or all-MIGRATING directories mean "placed somewhere unknown" (PR:186-203)."""
+    if not directories or all(d == DirectoryId.MIGRATING for d in directories):
+        return _migrating(replica_count)
+    return directories
+
+
+class PartitionRegistration(NamedTuple):
+    replicas: tuple[int, ...]
+    directories: tuple[str, ...]
+    isr: tuple[int, ...]
+    removing_replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...]
+    elr: tuple[int, ...]
+    last_known_elr: tuple[int, ...]
+    leader: int
+    leader_recovery_state: int
+    leader_epoch: int
+    partition_epoch: int
+
+    @classmethod
+    def from_record(cls, record: PartitionRecord) -> PartitionRegistration:
+        replicas = record.replicas
+        directories = record.directories
+        if directories and len(directories) != len(replicas):
+            raise ReplayError(f"The lengths for replicas and directories do not match: {record}")
+        return cls(
+            replicas,
+            _normalize_directories(directories, len(replicas)),
+            record.isr,
+            record.removing_replicas,
+            record.adding_replicas,
+            record.eligible_leader_replicas or _EMPTY,
+            record.last_known_elr or _EMPTY,
+            record.leader,
+            record.leader_recovery_state,
+            record.leader_epoch,
+            record.partition_epoch,
+        )
+
+    def merge(self, change: PartitionChangeRecord) -> PartitionRegistration:
+        """Apply a change record (PR:241-280): the partition epoch always moves by one, and the
+        leader epoch moves by one whenever Leader is not -2 (even to the same leader)."""
+        replicas = self.replicas if change.replicas is None else change.replicas
+        if change.directories is not None:
+            if change.replicas is not None and len(change.directories) != len(change.replicas):
+                raise ReplayError(f"The lengths for replicas and directories do not match: {change}")
+            directories = change.directories
+        else:
+            directories = self.directories
+        directories = _normalize_directories(directories, len(replicas))
+        if len(directories) != len(replicas):
+            raise ReplayError(
+                f"The lengths for replicas and directories do not match: {len(replicas)} replicas "
+                f"and {len(directories)} directories after {change}"
+            )
+        if change.leader == NO_LEADER_CHANGE:
+            leader, leader_epoch = self.leader, self.leader_epoch
+        else:
+            leader, leader_epoch = change.leader, self.leader_epoch + 1
+        return PartitionRegistration(
+            replicas,
+            directories,
+            self.isr if change.isr is None else change.isr,
+            self.removing_replicas if change.removing_replicas is None else change.removing_replicas,
+            self.adding_replicas if change.adding_replicas is None else change.adding_replicas,
+            self.elr if change.eligible_leader_replicas is None else change.eligible_leader_replicas,
+            self.last_known_elr if change.last_known_elr is None else change.last_known_elr,
+            leader,
+            self.leader_recovery_state
+            if change.leader_recovery_state == LEADER_RECOVERY_NO_CHANGE
+            else change.leader_recovery_state,
+            leader_epoch,
+            self.partition_epoch + 1,
+        )
+
+    def directory(self, replica: int) -> str:
+        try:
+            return self.directories[self.replicas.index(replica)]
+        except ValueError:
+            raise ValueError(f"Replica {replica} is not assigned to this partition.") from None
+
+    @property
+    def has_leader(self) -> bool:
+        return self.leader != NO_LEADER
+
+    @property
+    def has_preferred_leader(self) -> bool:
+        return bool(self.replicas) and self.leader == self.replicas[0]
+
+    @property
+    def is_reassigning(self) -> bool:
+        return bool(self.removing_replicas or self.adding_replicas)
+
+    def to_record(self, topic_id: str, partition_id: int, mv: MetadataVersion) -> PartitionRecord:
+        """The PartitionRecord that recreates this partition (for snapshots)."""
+        version = mv.partition_record_version
+        elr_written = mv.elr_supported
+        return PartitionRecord(
+            version=version,
+            partition_id=partition_id,
+            topic_id=topic_id,
+            replicas=self.replicas,
+            isr=self.isr,
+            removing_replicas=self.removing_replicas,
+            adding_replicas=self.adding_replicas,
+            leader=self.leader,
+            leader_recovery_state=self.leader_recovery_state,
+            leader_epoch=self.leader_epoch,
+            partition_epoch=self.partition_epoch,
+            directories=self.directories if mv.directory_assignment_supported else (),
+            eligible_leader_replicas=(self.elr or None) if elr_written else None,
+            last_known_elr=(self.last_known_elr or None) if elr_written else None,
+        )
+
+
+@dataclass(frozen=True)
+class TopicImage:
+    name: str
+    topic_id: str
+    partitions: Mapping[int, PartitionRegistration]
+    # kjbod's own: the size of each partition's log in bytes (absent = unknown, treated as 0).
+    sizes: Mapping[int, int] = field(default_factory=lambda: MappingProxyType({}))
+
+    def size(self, partition_id: int) -> int:
+        return self.sizes.get(partition_id, 0)
+
+
+class TopicsImage:
+    """Every topic, by id and by name. Read-only; indexes are computed on first use."""
+
+    __slots__ = ("_by_id", "__dict__")
+
+    def __init__(self, by_id: Mapping[str, TopicImage]) -> None:
+        self._by_id = by_id
+
+    @property
+    def by_id(self) -> Mapping[str, TopicImage]:
+        return MappingProxyType(self._by_id)
+
+    @cached_property
+    def by_name(self) -> Mapping[str, TopicImage]:
+        return MappingProxyType({topic.name: topic for topic in self._by_id.values()})
+
+    def get(self, topic_id: str) -> TopicImage | None:
+        return self._by_id.get(topic_id)
+
+    def partition(self, topic_id: str, partition_id: int) -> PartitionRegistration | None:
+        topic = self._by_id.get(topic_id)
+        return None if topic is None else topic.partitions.get(partition_id)
+
+    def partitions(self) -> Iterator[tuple[TopicImage, int, PartitionRegistration]]:
+        """Every partition, topics in name order, partitions in id order."""
+        for name in sorted(self.by_name):
+            topic = self.by_name[name]
+            for partition_id in sorted(topic.partitions):
+                yield topic, partition_id, topic.partitions[partition_id]
+
+    @property
+    def partition_count(self) -> int:
+        return sum(len(topic.partitions) for topic in self._by_id.values())
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TopicsImage) and self._by_id == other._by_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def write(self, mv: MetadataVersion) -> Iterator[Record | RecordRun]:
+        """Each topic's TopicRecord, then its partitions and sizes as runs (see records.codec)."""
+        for topic_id in sorted(self._by_id):
+            topic = self._by_id[topic_id]
+            yield TopicRecord(name=topic.name, topic_id=topic_id)
+            if topic.partitions:
+                yield partition_run(topic_id, topic.partitions, mv)
+            if topic.sizes:
+                ids = sorted(topic.sizes)
+                yield RecordRun(
+                    KjbodPartitionSizeRecord,
+                    0,
+                    len(ids),
+                    {"topic_id": [topic_id] * len(ids), "partition_id": ids, "size_bytes": [topic.sizes[i] for i in ids]},
+                )
+
+
+def partition_run(topic_id: str, partitions: Mapping[int, PartitionRegistration], mv: MetadataVersion) -> RecordRun:
+    """The PartitionRecords that recreate `partitions`, as one run (what `to_record` gives
+    one by one, without building a record object per partition)."""
+    ids = sorted(partitions)
+    regs = [partitions[i] for i in ids]
+    version = mv.partition_record_version
+    columns: dict[str, list] = {
+        "partition_id": ids,
+        "topic_id": [topic_id] * len(ids),
+        "replicas": [r.replicas for r in regs],
+        "isr": [r.isr for r in regs],
+        "removing_replicas": [r.removing_replicas for r in regs],
+        "adding_replicas": [r.adding_replicas for r in regs],
+        "leader": [r.leader for r in regs],
+        "leader_recovery_state": [r.leader_recovery_state for r in regs],
+        "leader_epoch": [r.leader_epoch for r in regs],
+        "partition_epoch": [r.partition_epoch for r in regs],
+    }
+    if version >= 1:
+        columns["directories"] = [r.directories for r in regs]
+    if version >= 2:
+        columns["eligible_leader_replicas"] = [r.elr or None for r in regs]
+        columns["last_known_elr"] = [r.last_known_elr or None for r in regs]
+    return RecordRun(PartitionRecord, version, len(ids), columns)
+
+
+class _TopicChanges:
+    __slots__ = ("name", "partitions", "sizes")
+
+    def __init__(self, name: str, partitions: dict[int, PartitionRegistration], sizes: dict[int, int]) -> None:
+        self.name = name
+        self.partitions = partitions
+        self.sizes = sizes
+
+
+class TopicsDelta:
+    """Changes to the topics since a base image; `apply` shares every unchanged topic."""
+
+    def __init__(self, base: TopicsImage) -> None:
+        self._base = base
+        self._changed: dict[str, _TopicChanges] = {}
+        self._removed: set[str] = set()
+        self._names: dict[str, str] | None = None  # name -> id, built on the first TopicRecord
+
+    def _topic(self, topic_id: str) -> _TopicChanges | None:
+        changes = self._changed.get(topic_id)
+        if changes is None:
+            if topic_id in self._removed:
+                return None
+            base = self._base.get(topic_id)
+            if base is None:
+                return None
+            changes = _TopicChanges(base.name, dict(base.partitions), dict(base.sizes))
+            self._changed[topic_id] = changes
+        return changes
+
+    def _name_index(self) -> dict[str, str]:
+        if self._names is None:
+            self._names = {topic.name: topic_id for topic_id, topic in self._base.by_id.items()}
+            for topic_id in self._removed:
+                self._names.pop(self._base.by_id[topic_id].name, None)
+            for topic_id, changes in self._changed.items():
+                self._names[changes.name] = topic_id
+        return self._names
+
+    def replay_topic(self, record: TopicRecord) -> None:
+        names = self._name_index()
+        existing = names.get(record.name)
+        if existing is not None:
+            if existing == record.topic_id:
+                raise ReplayError(f"Found duplicate TopicRecord for {record.name} with topic ID {record.topic_id}")
+            raise ReplayError(
+                f"Found duplicate TopicRecord for {record.name} with a different ID than before. "
+                f"Previous ID was {existing} and new ID is {record.topic_id}"
+            )
+        if self._topic(record.topic_id) is not None:
+            raise ReplayError(f"Found duplicate TopicRecord for topic ID {record.topic_id}")
+        self._removed.discard(record.topic_id)
+        self._changed[record.topic_id] = _TopicChanges(record.name, {}, {})
+        names[record.name] = record.topic_id
+
+    def replay_partition(self, record: PartitionRecord) -> None:
+        topic = self._topic(record.topic_id)
+        if topic is None:
+            raise ReplayError(
+                f"Tried to create partition {record.topic_id}:{record.partition_id}, "
+                "but no topic with that ID was found."
+            )
+        topic.partitions[record.partition_id] = PartitionRegistration.from_record(record)
+
+    def replay_partition_change(self, record: PartitionChangeRecord) -> None:
+        topic = self._topic(record.topic_id)
+        where = f"{record.topic_id}:{record.partition_id}"
+        if topic is None:
+            raise ReplayError(f"Tried to change partition {where}, but no topic with that ID was found.")
+        current = topic.partitions.get(record.partition_id)
+        if current is None:
+            raise ReplayError(f"Tried to change partition {where}, but no partition with that id was found.")
+        topic.partitions[record.partition_id] = current.merge(record)
+
+    def replay_remove_topic(self, record: RemoveTopicRecord) -> str:
+        """Remove the topic; returns its name so its configs can go too."""
+        topic = self._topic(record.topic_id)
+        if topic is None:
+            raise ReplayError(f"Can't find topic with ID {record.topic_id} to remove.")
+        del self._changed[record.topic_id]
+        if record.topic_id in self._base.by_id:
+            self._removed.add(record.topic_id)
+        if self._names is not None:
+            self._names.pop(topic.name, None)
+        return topic.name
+
+    def replay_partition_run(self, run: RecordRun) -> None:
+        """Replay a run of PartitionRecords in bulk; the same rules as `replay_partition`."""
+        columns = run.columns
+        replicas_column = columns["replicas"]
+        directories_column = columns.get("directories")
+        elr_column = columns.get("eligible_leader_replicas")
+        lke_column = columns.get("last_known_elr")
+        topic_id = None
+        topic: _TopicChanges | None = None
+        rows = zip(
+            columns["topic_id"], columns["partition_id"], replicas_column, columns["isr"],
+            columns["removing_replicas"], columns["adding_replicas"], columns["leader"],
+            columns["leader_recovery_state"], columns["leader_epoch"], columns["partition_epoch"],
+        )
+        for index, (tid, pid, replicas, isr, removing, adding, leader, lrs, leader_epoch, partition_epoch) in enumerate(rows):
+            if tid != topic_id:
+                topic_id, topic = tid, self._topic(tid)
+                if topic is None:
+                    raise ReplayError(f"Tried to create partition {tid}:{pid}, but no topic with that ID was found.")
+            replicas = tuple(replicas)
+            directories = tuple(directories_column[index]) if directories_column is not None else ()
+            if len(directories) != len(replicas):
+                if directories and any(d != DirectoryId.MIGRATING for d in directories):
+                    raise ReplayError(
+                        f"The lengths for replicas and directories do not match in partition {tid}:{pid}"
+                    )
+                directories = _migrating(len(replicas))
+            topic.partitions[pid] = PartitionRegistration(  # type: ignore[union-attr]
+                replicas,
+                directories,
+                tuple(isr),
+                tuple(removing) if removing else _EMPTY,
+                tuple(adding) if adding else _EMPTY,
+                tuple(elr_column[index] or _EMPTY) if elr_column is not None else _EMPTY,
+                tuple(lke_column[index] or _EMPTY) if lke_column is not None else _EMPTY,
+                leader,
+                lrs,
+                leader_epoch,
+                partition_epoch,
+            )
+
+    def replay_partition_size(self, record: KjbodPartitionSizeRecord) -> None:
+        topic = self._topic(record.topic_id)
+        if topic is None or record.partition_id not in topic.partitions:
+            raise ReplayError(
+                f"Tried to set the size of partition {record.topic_id}:{record.partition_id}, "
+                "but no partition with that id was found."
+            )
+        topic.sizes[record.partition_id] = record.size_bytes
+
+    def replay_size_run(self, run: RecordRun) -> None:
+        columns = run.columns
+        topic_id = None
+        topic: _TopicChanges | None = None
+        for tid, pid, size in zip(columns["topic_id"], columns["partition_id"], columns["size_bytes"]):
+            if tid != topic_id:
+                topic_id, topic = tid, self._topic(tid)
+            if topic is None or pid not in topic.partitions:
+                raise ReplayError(
+                    f"Tried to set the size of partition {tid}:{pid}, but no partition with that id was found."
+                )
+            topic.sizes[pid] = size
+
+    def apply(self) -> TopicsImage:
+        if not self._changed and not self._removed:
+            return self._base
+        by_id = {k: v for k, v in self._base.by_id.items() if k not in self._removed and k not in self._changed}
+        for topic_id, changes in self._changed.items():
+            by_id[topic_id] = TopicImage(
+                changes.name, topic_id, MappingProxyType(changes.partitions), MappingProxyType(changes.sizes)
+            )
+        return TopicsImage(by_id)

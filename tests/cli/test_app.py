@@ -1,0 +1,106 @@
+"""The root command: global options, exit codes and the one error handler."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import kjbod
+from kjbod.state import ClusterState
+
+from ..conftest import Cli
+
+
+def test_version(cli: Cli) -> None:
+    result = cli("--version", state=None)
+    assert (result.exit_code, result.stdout) == (0, f"kjbod {kjbod.__version__}\n")
+
+
+def test_help_lists_the_command_groups(cli: Cli) -> None:
+    result = cli("--help", state=None)
+    assert result.exit_code == 0
+    for group in ("metadata", "clock"):
+        assert f"\n  {group} " in result.stdout
+
+
+def test_a_malformed_command_line_exits_2(cli: Cli) -> None:
+    assert cli("no-such-command").exit_code == 2
+    assert cli("clock", "show", "--bogus").exit_code == 2
+
+
+def test_a_missing_state_is_one_line_on_stderr_and_exit_1(cli: Cli, tmp_path: Path) -> None:
+    result = cli("clock", "show", state=tmp_path / "missing")
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"No cluster state at {tmp_path / 'missing'}: create one with `kjbod format` on a controller node or "
+        "`kjbod import cluster`, or point --state (KJBOD_STATE) at an existing one\n"
+    )
+
+
+def test_json_mode_puts_an_error_document_on_stdout(cli: Cli, tmp_path: Path) -> None:
+    result = cli("-o", "json", "clock", "show", state=tmp_path / "missing")
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)
+    assert document["error"]["exitCode"] == 1 and document["error"]["message"].startswith("No cluster state at")
+
+
+def test_debug_adds_a_traceback(cli: Cli, tmp_path: Path) -> None:
+    result = cli("--debug", "clock", "show", state=tmp_path / "missing")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Traceback (most recent call last):")
+    assert result.stderr.rstrip().endswith("or point --state (KJBOD_STATE) at an existing one")
+
+
+def test_an_unexpected_exception_is_an_internal_error_without_a_traceback(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(*args: object, **kwargs: object) -> None:
+        raise ValueError("boom")
+
+    monkeypatch.setattr("kjbod.state.read_image", boom)
+    result = cli("clock", "show")
+    assert result.exit_code == 1
+    assert result.stderr == "internal error: ValueError: boom (run with --debug for the traceback and report it)\n"
+
+
+def test_the_state_can_come_from_the_environment(state_dir: Path, monkeypatch: pytest.MonkeyPatch, cli: Cli) -> None:
+    monkeypatch.setenv("KJBOD_STATE", str(state_dir))
+    assert cli("clock", "show", state=None).stdout == "Simulated time: 0s (0 ms)\n"
+
+
+HOLD_LOCK = """
+import sys, time
+from kjbod.state import ClusterState
+with ClusterState.open(sys.argv[1], write=True):
+    print("locked", flush=True)
+    time.sleep(30)
+"""
+
+
+def test_a_lock_held_past_the_timeout_exits_3(cli: Cli, state_dir: Path) -> None:
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(state_dir)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        result = cli("--lock-timeout", "0.3", "clock", "advance", "1s")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert result.exit_code == 3
+    assert result.stderr == (
+        f"the cluster state {state_dir} is locked by process {holder.pid}; waited 0.3 s (raise --lock-timeout to wait longer)\n"
+    )
+
+
+def test_importing_the_cli_loads_neither_pyspark_nor_the_library() -> None:
+    code = "import sys, kjbod.cli.app; print(sorted(m for m in ('pyspark', 'pandas', 'pydantic', 'rich') if m in sys.modules))"
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert found == "[]"
+
+
+def test_python_dash_m_runs_the_same_command(state_dir: Path) -> None:
+    ClusterState.open(state_dir).close()
+    result = subprocess.run([sys.executable, "-m", "kjbod", "--version"], capture_output=True, text=True)
+    assert (result.returncode, result.stdout) == (0, f"kjbod {kjbod.__version__}\n")

@@ -1,0 +1,51 @@
+"""Shared fixtures: a pinned terminal, a CLI runner with separate streams, a fresh state."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kjbod.cli.app import app
+from kjbod.state import ClusterState
+
+
+@pytest.fixture(autouse=True)
+def _pinned_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "100")
+    for name in ("KJBOD_STATE", "KJBOD_DEBUG", "KJBOD_LOCK_TIMEOUT"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+Cli = Callable[..., CliResult]
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path) -> Path:
+    """An empty, initialised cluster state."""
+    path = tmp_path / "state"
+    ClusterState.open(path, write=True, create=True).close()
+    return path
+
+
+@pytest.fixture
+def cli(state_dir: Path) -> Cli:
+    """Run `kjbod --state <state_dir> ARGS...` in-process and capture both streams."""
+
+    def run(*args: str, state: Path | None = state_dir, input: str | None = None) -> CliResult:
+        prefix = ["--state", str(state)] if state is not None else []
+        result = CliRunner().invoke(app, [*prefix, *args], input=input, catch_exceptions=False)
+        return CliResult(result.exit_code, result.stdout, result.stderr)
+
+    return run

@@ -1,0 +1,67 @@
+"""One example of every record type at every version it has: the golden file's source."""
+
+from __future__ import annotations
+
+from kjbod.common.kafka_uuid import DirectoryId
+from kjbod.records import (
+    BrokerEndpoint,
+    BrokerFeature,
+    BrokerRegistrationChangeRecord,
+    ConfigRecord,
+    FeatureLevelRecord,
+    FenceBrokerRecord,
+    KjbodBrokerLogDirsRecord,
+    KjbodClockRecord,
+    KjbodLogDir,
+    KjbodPartitionSizeRecord,
+    NoOpRecord,
+    PartitionChangeRecord,
+    PartitionRecord,
+    Record,
+    RegisterBrokerRecord,
+    RemoveTopicRecord,
+    TopicRecord,
+    UnfenceBrokerRecord,
+    UnregisterBrokerRecord,
+)
+
+TOPIC = "cJ3rE4bvQc2w5Y0kT1q9Zg"
+DIR_A = "ZNJ-ywU0nnQwRv5eRRU9ow"
+DIR_B = "XcZZOzUqS4yHOjhMQB6JLQ"
+INCARNATION = "O7xvrxGUTwyKxRtVqYj9qA"
+
+
+def examples() -> list[Record]:
+    endpoint = BrokerEndpoint(name="PLAINTEXT", host="b1.example", port=9092, security_protocol=0)
+    feature = BrokerFeature(name="metadata.version", min_supported_version=7, max_supported_version=30)
+    register = dict(broker_id=1, incarnation_id=INCARNATION, broker_epoch=42, end_points=(endpoint,), features=(feature,), rack="r1")
+    partition = dict(partition_id=0, topic_id=TOPIC, replicas=(1, 2), isr=(1, 2), leader=1, leader_epoch=0, partition_epoch=0)
+    return [
+        RegisterBrokerRecord(version=0, **register),
+        RegisterBrokerRecord(version=1, in_controlled_shutdown=True, **register),
+        RegisterBrokerRecord(version=2, is_migrating_zk_broker=False, **register),
+        RegisterBrokerRecord(version=3, log_dirs=(DIR_A, DIR_B), **register),
+        RegisterBrokerRecord(version=4, log_dirs=(DIR_A, DIR_B), cordoned_log_dirs=(DIR_B,), **register),
+        UnregisterBrokerRecord(broker_id=1, broker_epoch=42),
+        TopicRecord(name="orders", topic_id=TOPIC),
+        PartitionRecord(version=0, **partition),
+        PartitionRecord(version=1, directories=(DIR_A, DirectoryId.UNASSIGNED), **partition),
+        PartitionRecord(version=2, directories=(DIR_A, DIR_B), eligible_leader_replicas=(2,), last_known_elr=(), **partition),
+        ConfigRecord(resource_type=2, resource_name="orders", name="retention.ms", value="3600000"),
+        ConfigRecord(resource_type=4, resource_name="1", name="leader.replication.throttled.rate", value=None),
+        PartitionChangeRecord(version=0, partition_id=0, topic_id=TOPIC, isr=(1,), leader=1),
+        PartitionChangeRecord(version=1, partition_id=0, topic_id=TOPIC, directories=(DIR_B, DIR_A)),
+        PartitionChangeRecord(version=2, partition_id=0, topic_id=TOPIC, leader=-1, eligible_leader_replicas=(1,)),
+        FenceBrokerRecord(id=1, epoch=42),
+        UnfenceBrokerRecord(id=1, epoch=42),
+        RemoveTopicRecord(topic_id=TOPIC),
+        FeatureLevelRecord(name="metadata.version", feature_level=30),
+        BrokerRegistrationChangeRecord(version=0, broker_id=1, broker_epoch=42, fenced=-1),
+        BrokerRegistrationChangeRecord(version=1, broker_id=1, broker_epoch=42, in_controlled_shutdown=1),
+        BrokerRegistrationChangeRecord(version=2, broker_id=1, broker_epoch=42, log_dirs=(DIR_A,)),
+        BrokerRegistrationChangeRecord(version=3, broker_id=1, broker_epoch=42, cordoned_log_dirs=(DIR_B,)),
+        NoOpRecord(),
+        KjbodBrokerLogDirsRecord(broker_id=1, log_dirs=(KjbodLogDir(directory_id=DIR_A, path="/mnt/d1", capacity_bytes=10**12),)),
+        KjbodPartitionSizeRecord(topic_id=TOPIC, partition_id=0, size_bytes=123456789),
+        KjbodClockRecord(time_ms=1_500_000),
+    ]
