@@ -16,7 +16,7 @@ import typer
 from typer.core import TyperGroup
 
 from kjbod import __version__
-from kjbod.cli import clock, metadata
+from kjbod.cli import assign_dirs, broker, clock, elect, features, importer, log_dirs, metadata, reassign, storage, topic
 from kjbod.cli.context import AppContext, OutputFormat
 from kjbod.cli.render import emit_error
 
@@ -114,8 +114,9 @@ def root(
     ctx.obj = AppContext(state_dir=state, output=output, lock_timeout=lock_timeout, debug=debug)
 
 
-app.add_typer(metadata.app, name="metadata")
-app.add_typer(clock.app, name="clock")
+# The command groups of the contract, in the order `kjbod --help` lists them.
+for module in (storage, broker, topic, assign_dirs, elect, features, reassign, log_dirs, importer, clock, metadata):
+    module.register(app)
 
 
 def main() -> None:

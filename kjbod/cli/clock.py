@@ -61,3 +61,7 @@ def advance(
         else f"Nothing is in progress; the clock stays at {format_duration(advance_.now_ms)}."
     )
     emit(app_, Lines([text], {"previousMs": advance_.previous_ms, **_clock_data(advance_.now_ms)}))
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="clock")

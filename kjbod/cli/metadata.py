@@ -95,3 +95,7 @@ def verify(ctx: typer.Context) -> None:
     emit(app_, Lines(lines, data))
     if report.problems:
         raise CorruptStateError(f"{len(report.problems)} problem(s) found in {app_.state_dir}")
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="metadata")

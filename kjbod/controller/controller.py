@@ -7,6 +7,9 @@ It owns no state. Each manager reads the image and returns a ControllerResult; o
 from __future__ import annotations
 
 from kjbod.controller.clock_control import ClockControl
+from kjbod.controller.cluster_control import ClusterControl
+from kjbod.controller.feature_control import FeatureControl
+from kjbod.controller.replication_control import ReplicationControl
 from kjbod.image import Image
 
 
@@ -14,3 +17,6 @@ class Controller:
     def __init__(self, image: Image) -> None:
         self.image = image
         self.clock = ClockControl(image)
+        self.features = FeatureControl(image)
+        self.cluster = ClusterControl(image)
+        self.replication = ReplicationControl(image)
