@@ -7,6 +7,7 @@ a metadata.version is a data change here; every gate and record-version choice r
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -224,3 +225,58 @@ def default_supported_ranges() -> dict[str, tuple[int, int]]:
         if item.latest_production > 0:
             ranges[item.name] = (0, item.latest_production)
     return ranges
+
+
+# Feature versioning (FeatureControlManager, QuorumFeatures, VersionRange) ---------------------
+
+# A node that does not list a feature supports only level 0 of it (QuorumFeatures.DISABLED).
+DISABLED_RANGE = (0, 0)
+# Features.validateVersion: any level >= 1 needs metadata.version 3.3-IV0 (level 4), the first
+# version with FeatureLevelRecord. Kafka's literal text names that level, which predates this table.
+_FEATURE_LEVEL_RECORD_LEVEL = 4
+_FEATURE_LEVEL_RECORD_VERSION = "3.3-IV0"
+_SHORT_MAX = 2**15 - 1
+
+
+def controller_supported_ranges() -> dict[str, tuple[int, int]]:
+    """What kjbod's own controller supports (QuorumFeatures.defaultFeatureMap).
+
+    kjbod's controller runs the latest production release with unstable versions disabled
+    (kjbod has no switch to enable them): metadata.version 3.3-IV3..4.3-IV0 and each production
+    feature from 0 to its latest production level.
+    """
+    return default_supported_ranges()
+
+
+def version_range_text(low: int, high: int) -> str:
+    """`VersionRange.toString`: `5`, `5+` (open ended) or `1-5`."""
+    if low == high:
+        return str(low)
+    if high == _SHORT_MAX:
+        return f"{low}+"
+    return f"{low}-{high}"
+
+
+def metadata_versions_between(first: MetadataVersion, last: MetadataVersion) -> tuple[MetadataVersion, ...]:
+    """The table's versions from `first` to `last`, both included, in order."""
+    return tuple(mv for mv in METADATA_VERSIONS if first.level <= mv.level <= last.level)
+
+
+def validate_feature_level(name: str, level: int, proposed: Mapping[str, int]) -> None:
+    """`featureFromName(name).fromFeatureLevel(level, true)` then `Features.validateVersion`.
+
+    Checks that the feature and level exist and that the level's dependencies hold in
+    `proposed` (feature name -> the level it would have, metadata.version included).
+    Raises ValueError with Kafka's message.
+    """
+    item = feature(name).level(level)
+    metadata_level = proposed.get(METADATA_VERSION)
+    if level >= 1 and (metadata_level is None or metadata_level < _FEATURE_LEVEL_RECORD_LEVEL):
+        raise ValueError(
+            f"{name} could not be set to {level} because it depends on "
+            f"metadata.version={_FEATURE_LEVEL_RECORD_LEVEL} ({_FEATURE_LEVEL_RECORD_VERSION})"
+        )
+    for dependency, needed in item.dependencies:
+        found = proposed.get(dependency)
+        if found is None or found < needed:
+            raise ValueError(f"{name} could not be set to {level} because it depends on {dependency} level {needed}")

@@ -1,10 +1,210 @@
-"""Finalized features: kafka-features' upgrade, downgrade and disable, validated as FeatureControlManager does."""
+"""Finalized features: kafka-features' upgrade, downgrade and disable, validated as FeatureControlManager does.
+
+Reference: kafka-storage-and-features.md §6. A request is all or nothing: the updates are
+checked one by one in the order Kafka's controller iterates them (a Java HashMap of the names),
+the first error aborts the whole request with no records, and otherwise every update becomes
+one FeatureLevelRecord (v0), appended atomically. A dry run (validate_only) returns no records.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import IntEnum
+from types import MappingProxyType
+
+from kjbod.common.versions import (
+    DISABLED_RANGE,
+    METADATA_VERSION,
+    MetadataVersion,
+    controller_supported_ranges,
+    metadata_changed_between,
+    metadata_version_for_level,
+    validate_feature_level,
+    version_range_text,
+)
+from kjbod.common.java import hashmap_order, string_hash
+from kjbod.controller.errors import NONE, ApiError, Errors
+from kjbod.controller.result import ControllerResult
+from kjbod.errors import UserError
 from kjbod.image import Image
+from kjbod.records import FeatureLevelRecord
+
+# QuorumController prefixes the first error with this; the admin client then fails every
+# feature of the request with the same message.
+UPDATE_FAILED_PREFIX = "The update failed for all features since the following feature had an error: "
+# Kafka names the local controller by its node id. kjbod's controller is this process, which
+# has no node id in the cluster state, so it is just "Local controller".
+LOCAL_CONTROLLER = "Local controller"
+
+
+class UpgradeType(IntEnum):
+    """`FeatureUpdate.UpgradeType` wire codes. Kafka also has UNKNOWN (0) for codes it cannot
+    read, refused with "The controller does not support the given upgrade type."; kjbod builds
+    its requests from this enum, so that case cannot arise."""
+
+    UPGRADE = 1
+    SAFE_DOWNGRADE = 2
+    UNSAFE_DOWNGRADE = 3
+
+
+@dataclass(frozen=True)
+class FeatureUpdate:
+    level: int
+    upgrade_type: UpgradeType = UpgradeType.UPGRADE
+
+
+@dataclass(frozen=True)
+class UpdateFeaturesResponse:
+    """The controller's answer: NONE, or the error of the first feature that failed."""
+
+    error: ApiError
+    features: tuple[str, ...]
+
+    def result(self, name: str) -> ApiError:
+        """What the admin client reports for one feature: every feature shares the top-level error."""
+        if self.error.is_success:
+            return NONE
+        return ApiError(self.error.error, UPDATE_FAILED_PREFIX + (self.error.message or self.error.error.name))
+
+
+@dataclass(frozen=True)
+class FinalizedFeatures:
+    """Finalized levels (metadata.version included when set) and their epoch, for describe."""
+
+    levels: Mapping[str, int]
+    # kjbod's finalized-features epoch is the offset of the last committed record.
+    epoch: int | None
+
+
+def _reason_not_supported(level: int, who: str, supported: tuple[int, int]) -> str | None:
+    """`QuorumFeatures.reasonNotSupported`."""
+    low, high = supported
+    if low <= level <= high:
+        return None
+    if high == 0:
+        return f"{who} does not support this feature."
+    return f"{who} only supports versions {version_range_text(low, high)}"
+
+
+def _invalid_update_version(name: str, level: int, reason: str) -> ApiError:
+    return ApiError(Errors.INVALID_UPDATE_VERSION, f"Invalid update version {level} for feature {name}. {reason}")
+
+
+def _invalid_metadata_version(level: int, reason: str) -> ApiError:
+    return ApiError(Errors.INVALID_UPDATE_VERSION, f"Invalid metadata.version {level}. {reason}")
 
 
 class FeatureControl:
-    def __init__(self, image: Image) -> None:
+    """Reads the image; returns ControllerResults; never mutates (replay does, in FeaturesDelta)."""
+
+    def __init__(self, image: Image, *, supported_features: Mapping[str, tuple[int, int]] | None = None) -> None:
         self._image = image
+        # The local controller's supported ranges (Kafka's QuorumFeatures); injectable for tests.
+        ranges = controller_supported_ranges() if supported_features is None else dict(supported_features)
+        self.supported_features: Mapping[str, tuple[int, int]] = MappingProxyType(ranges)
+
+    def finalized_features(self) -> FinalizedFeatures:
+        features = self._image.features
+        levels = dict(features.finalized)
+        if features.metadata_version is not None:
+            levels[METADATA_VERSION] = features.metadata_version.level
+        return FinalizedFeatures(MappingProxyType(levels), self._image.offset if levels else None)
+
+    def update_features(
+        self, updates: Mapping[str, FeatureUpdate], validate_only: bool = False
+    ) -> ControllerResult[UpdateFeaturesResponse]:
+        """`FeatureControlManager.updateFeatures` (FCMJ:172-198)."""
+        current_mv = self._image.features.metadata_version
+        if current_mv is None:
+            raise UserError(
+                "The cluster state has no finalized metadata.version yet: initialise it with `kjbod format` "
+                "on a controller node or `kjbod import cluster` first"
+            )
+        names = tuple(updates)
+        proposed = dict(self._image.features.finalized)
+        proposed[METADATA_VERSION] = current_mv.level
+        proposed.update({name: update.level for name, update in updates.items()})
+        records: list[FeatureLevelRecord] = []
+        # Kafka iterates a java.util.HashMap of the names; the first error in that order wins.
+        for name in hashmap_order(names, string_hash):
+            error = self._update_feature(name, updates[name], current_mv, proposed, records)
+            if not error.is_success:
+                return ControllerResult.of([], UpdateFeaturesResponse(error, names))
+        response = UpdateFeaturesResponse(NONE, names)
+        if validate_only:
+            return ControllerResult.of([], response)
+        return ControllerResult.atomic_of(records, response)
+
+    def _update_feature(
+        self,
+        name: str,
+        update: FeatureUpdate,
+        current_mv: MetadataVersion,
+        proposed: Mapping[str, int],
+        records: list[FeatureLevelRecord],
+    ) -> ApiError:
+        """`FeatureControlManager.updateFeature`: the per-feature checks, in Kafka's order (§6.2)."""
+        level = update.level
+        current = current_mv.level if name == METADATA_VERSION else self._image.features.level(name)
+        if level < 0:
+            return _invalid_update_version(name, level, "A feature version cannot be less than 0.")
+        reason = self._reason_not_supported(name, level)
+        if reason is not None:
+            return _invalid_update_version(name, level, reason)
+        if level < current and update.upgrade_type is UpgradeType.UPGRADE:
+            return _invalid_update_version(
+                name,
+                level,
+                "Can't downgrade the version of this feature without setting the upgrade type to either safe or "
+                "unsafe downgrade.",
+            )
+        if level > current and update.upgrade_type is not UpgradeType.UPGRADE:
+            return _invalid_update_version(name, level, "Can't downgrade to a newer version.")
+        if name == METADATA_VERSION:
+            return self._update_metadata_version(level, current_mv, update.upgrade_type, records)
+        try:
+            validate_feature_level(name, level, proposed)
+        except ValueError as exc:
+            return _invalid_update_version(name, level, str(exc))
+        records.append(FeatureLevelRecord(name=name, feature_level=level))
+        return NONE
+
+    def _reason_not_supported(self, name: str, level: int) -> str | None:
+        """The local controller first, then every registered broker in id order (fenced or not).
+
+        Kafka then checks the other registered controllers and any quorum voter that has not
+        registered (from 3.7-IV0). kjbod's cluster state has no controller registrations or
+        voters, so those checks are skipped.
+        """
+        reason = _reason_not_supported(level, LOCAL_CONTROLLER, self.supported_features.get(name, DISABLED_RANGE))
+        if reason is not None:
+            return reason
+        brokers = self._image.cluster.brokers
+        for broker_id in sorted(brokers):
+            supported = brokers[broker_id].supported_features.get(name, DISABLED_RANGE)
+            reason = _reason_not_supported(level, f"Broker {broker_id}", supported)
+            if reason is not None:
+                return reason
+        return None
+
+    def _update_metadata_version(
+        self, level: int, current: MetadataVersion, upgrade_type: UpgradeType, records: list[FeatureLevelRecord]
+    ) -> ApiError:
+        """`FeatureControlManager.updateMetadataVersion` (FCMJ:333-383).
+
+        Kafka also refuses changes during a ZK migration (kjbod models no ZooKeeper) and levels
+        below the minimum bootstrap version (every level in kjbod's table is at or above it).
+        """
+        try:
+            target = metadata_version_for_level(level)
+        except ValueError:
+            return _invalid_metadata_version(level, "Unknown metadata.version.")
+        if target.level < current.level and metadata_changed_between(current, target):
+            if upgrade_type is UpgradeType.UNSAFE_DOWNGRADE:
+                return _invalid_metadata_version(level, "Unsafe metadata downgrade is not supported in this version.")
+            return _invalid_metadata_version(
+                level, "Refusing to perform the requested downgrade because it might delete metadata information."
+            )
+        records.append(FeatureLevelRecord(name=METADATA_VERSION, feature_level=level))
+        return NONE

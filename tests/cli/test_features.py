@@ -1,0 +1,281 @@
+"""`kjbod features`: kafka-features' lines, streams and exit codes (storage reference §5-§6)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kjbod.common.kafka_uuid import DirectoryId
+from kjbod.records import BrokerFeature, FeatureLevelRecord, RegisterBrokerRecord
+from kjbod.state import ClusterState, read_image
+
+from ..conftest import Cli
+
+INCARNATION = "O7xvrxGUTwyKxRtVqYj9qA"
+PREFIX = "The update failed for all features since the following feature had an error: "
+RANGES_4_2 = {"metadata.version": (7, 29), "kraft.version": (0, 1), "transaction.version": (0, 2), "group.version": (0, 1)}
+RANGES_4_3 = {**RANGES_4_2, "metadata.version": (7, 30)}
+DIRECTORIES = {broker_id: DirectoryId.random() for broker_id in (1, 2, 3)}
+
+
+def register(state: Path, broker_id: int, ranges: dict[str, tuple[int, int]], epoch: int) -> None:
+    """A broker (re-)registers with the supported ranges of its binaries."""
+    record = RegisterBrokerRecord(
+        version=3,
+        broker_id=broker_id,
+        incarnation_id=INCARNATION,
+        broker_epoch=epoch,
+        fenced=False,
+        features=tuple(BrokerFeature(name=n, min_supported_version=lo, max_supported_version=hi) for n, (lo, hi) in ranges.items()),
+        log_dirs=(DIRECTORIES[broker_id],),
+    )
+    with ClusterState.open(state, write=True) as opened:
+        opened.commit([record])
+
+
+def finalize(state: Path, **levels: int) -> None:
+    with ClusterState.open(state, write=True) as opened:
+        opened.commit([FeatureLevelRecord(name=name.replace("_", "."), feature_level=level) for name, level in levels.items()])
+
+
+@pytest.fixture
+def cluster_4_2(state_dir: Path) -> Path:
+    """A 4.2 cluster (offsets 0-2) with three brokers still running 4.2 binaries (offsets 3-5)."""
+    finalize(state_dir, metadata_version=29, kraft_version=1, group_version=1)
+    for broker_id in (1, 2, 3):
+        register(state_dir, broker_id, RANGES_4_2, epoch=10 + broker_id)
+    return state_dir
+
+
+def describe_lines(mv: str, kraft: int, txn: int, group: int, epoch: str) -> str:
+    return (
+        f"Feature: group.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: {group}\tEpoch: {epoch}\n"
+        f"Feature: kraft.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: {kraft}\tEpoch: {epoch}\n"
+        f"Feature: metadata.version\tSupportedMinVersion: 3.3-IV3\tSupportedMaxVersion: 4.3-IV0\tFinalizedVersionLevel: {mv}\tEpoch: {epoch}\n"
+        f"Feature: transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 2\tFinalizedVersionLevel: {txn}\tEpoch: {epoch}\n"
+    )
+
+
+def lines_for(template: str, levels: dict[str, int], message: str = "") -> str:
+    return "".join(template.format(name=name, level=level) + message + "\n" for name, level in sorted(levels.items()))
+
+
+RELEASE_4_3 = {"metadata.version": 30, "kraft.version": 1, "transaction.version": 2, "group.version": 1}
+RELEASE_4_2 = {"metadata.version": 29, "kraft.version": 1, "transaction.version": 2, "group.version": 1}
+
+
+# describe ----------------------------------------------------------------------------------
+
+
+def test_describe_an_empty_state(cli: Cli) -> None:
+    result = cli("features", "describe")
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout == describe_lines("UNKNOWN 0", 0, 0, 0, "-")
+
+
+def test_describe_prints_one_tab_separated_line_per_supported_feature(cli: Cli, cluster_4_2: Path) -> None:
+    assert cli("features", "describe").stdout == describe_lines("4.2-IV1", 1, 0, 1, "5")
+
+
+def test_describe_as_json(cli: Cli, cluster_4_2: Path) -> None:
+    result = cli("-o", "json", "features", "describe")
+    assert json.loads(result.stdout) == {
+        "epoch": 5,
+        "metadataVersion": "4.2-IV1",
+        "features": [
+            {"name": "group.version", "supportedMinVersion": 0, "supportedMaxVersion": 1, "finalizedVersionLevel": 1},
+            {"name": "kraft.version", "supportedMinVersion": 0, "supportedMaxVersion": 1, "finalizedVersionLevel": 1},
+            {"name": "metadata.version", "supportedMinVersion": 7, "supportedMaxVersion": 30, "finalizedVersionLevel": 29},
+            {"name": "transaction.version", "supportedMinVersion": 0, "supportedMaxVersion": 2, "finalizedVersionLevel": 0},
+        ],
+    }
+
+
+# The rolling upgrade -------------------------------------------------------------------------
+
+
+def test_brokers_on_old_binaries_block_the_upgrade_and_are_named(cli: Cli, cluster_4_2: Path) -> None:
+    result = cli("features", "upgrade", "--release-version", "4.3")
+    message = PREFIX + "Invalid update version 30 for feature metadata.version. Broker 1 only supports versions 7-29"
+    assert result.exit_code == 1
+    assert result.stdout == lines_for("Could not upgrade {name} to {level}. ", RELEASE_4_3, message)
+    assert result.stderr == "4 out of 4 operation(s) failed.\n"
+    assert read_image(cluster_4_2).offset == 5  # nothing written
+
+
+def test_the_upgrade_passes_once_every_broker_reregistered_with_the_new_range(cli: Cli, cluster_4_2: Path) -> None:
+    register(cluster_4_2, 1, RANGES_4_3, epoch=21)
+    register(cluster_4_2, 2, RANGES_4_3, epoch=22)
+    still = cli("features", "upgrade", "--release-version", "4.3", "--dry-run")
+    message = PREFIX + "Invalid update version 30 for feature metadata.version. Broker 3 only supports versions 7-29"
+    assert (still.exit_code, still.stdout, still.stderr) == (
+        1, lines_for("Can not upgrade {name} to {level}. ", RELEASE_4_3, message), "4 out of 4 operation(s) failed.\n"
+    )
+    register(cluster_4_2, 3, RANGES_4_3, epoch=23)
+
+    dry = cli("features", "upgrade", "--release-version", "4.3", "--dry-run")
+    assert (dry.exit_code, dry.stdout, dry.stderr) == (0, lines_for("{name} can be upgraded to {level}.", RELEASE_4_3), "")
+    assert read_image(cluster_4_2).offset == 8  # a dry run writes nothing
+
+    done = cli("features", "upgrade", "--release-version", "4.3")
+    assert (done.exit_code, done.stdout, done.stderr) == (0, lines_for("{name} was upgraded to {level}.", RELEASE_4_3), "")
+    assert cli("features", "describe").stdout == describe_lines("4.3-IV0", 1, 2, 1, "12")
+
+    back = cli("features", "downgrade", "--release-version", "4.2")
+    refusal = PREFIX + (
+        "Invalid metadata.version 29. Refusing to perform the requested downgrade because it might delete metadata information."
+    )
+    assert (back.exit_code, back.stdout, back.stderr) == (
+        1, lines_for("Could not downgrade {name} to {level}. ", RELEASE_4_2, refusal), "4 out of 4 operation(s) failed.\n"
+    )
+    forced = cli("features", "downgrade", "--metadata", "4.2", "--unsafe")
+    assert forced.exit_code == 1
+    assert forced.stdout == (
+        " `metadata` flag is deprecated and may be removed in a future release.\n"
+        "Could not downgrade metadata.version to 29. " + PREFIX
+        + "Invalid metadata.version 29. Unsafe metadata downgrade is not supported in this version.\n"
+    )
+    assert forced.stderr == "1 out of 1 operation(s) failed.\n"
+    assert read_image(cluster_4_2).features.metadata_version.name == "4.3-IV0"
+
+
+def test_feature_upgrade_and_disable(cli: Cli, state_dir: Path) -> None:
+    finalize(state_dir, metadata_version=30)
+    register(state_dir, 1, RANGES_4_3, epoch=1)
+    up = cli("features", "upgrade", "--feature", "transaction.version=2", "--feature", "group.version = 1")
+    assert (up.exit_code, up.stdout) == (0, "group.version was upgraded to 1.\ntransaction.version was upgraded to 2.\n")
+    off = cli("features", "disable", "--feature", "group.version", "--dry-run")
+    assert (off.exit_code, off.stdout) == (0, "group.version can be disabled.\n")
+    off = cli("features", "disable", "--feature", "group.version")
+    assert (off.exit_code, off.stdout) == (0, "group.version was disabled.\n")
+    assert cli("features", "describe").stdout == describe_lines("4.3-IV0", 0, 2, 0, "4")
+    unknown = cli("features", "disable", "--feature", "foo")
+    assert (unknown.exit_code, unknown.stdout, unknown.stderr) == (
+        1,
+        "Could not disable foo. " + PREFIX + "Invalid update version 0 for feature foo. Feature foo not found.\n",
+        "1 out of 1 operation(s) failed.\n",
+    )
+
+
+def test_update_results_as_json(cli: Cli, cluster_4_2: Path) -> None:
+    result = cli("-o", "json", "features", "upgrade", "--metadata", "4.3", "--dry-run")
+    message = PREFIX + "Invalid update version 30 for feature metadata.version. Broker 1 only supports versions 7-29"
+    assert result.exit_code == 1
+    assert json.loads(result.stdout) == {
+        "operation": "upgrade",
+        "dryRun": True,
+        "results": [
+            {"feature": "metadata.version", "level": 30, "succeeded": False, "error": "INVALID_UPDATE_VERSION", "message": message}
+        ],
+        "failed": 1,
+        "total": 1,
+    }
+    # The deprecation line moves to stderr so that stdout holds only the document.
+    assert result.stderr == (
+        " `metadata` flag is deprecated and may be removed in a future release.\n1 out of 1 operation(s) failed.\n"
+    )
+
+
+def test_an_update_on_a_state_without_metadata_version(cli: Cli) -> None:
+    result = cli("features", "upgrade", "--release-version", "4.3")
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr.startswith("The cluster state has no finalized metadata.version yet")
+
+
+# Client-side refusals: message on stderr, exit 1 ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["upgrade"], "You must specify at least one feature to upgrade"),
+        (["downgrade", "--unsafe"], "You must specify at least one feature to downgrade"),
+        (["disable"], "You must specify at least one feature to disable"),
+        (["upgrade", "--release-version", "4.3", "--feature", "group.version=1"],
+         "Can not specify `release-version` with other feature flags."),
+        (["upgrade", "--release-version", "3.2"], "Unknown metadata.version 3.2. Supported metadata.version are 3.3-IV3, "
+         "3.4-IV0, 3.5-IV0, 3.5-IV1, 3.5-IV2, 3.6-IV0, 3.6-IV1, 3.6-IV2, 3.7-IV0, 3.7-IV1, 3.7-IV2, 3.7-IV3, 3.7-IV4, "
+         "3.8-IV0, 3.9-IV0, 4.0-IV0, 4.0-IV1, 4.0-IV2, 4.0-IV3, 4.1-IV0, 4.1-IV1, 4.2-IV0, 4.2-IV1, 4.3-IV0"),
+        (["upgrade", "--feature", "group.version"], "Can't parse feature=level string group.version: equals sign not found."),
+        (["upgrade", "--feature", "group.version=x"],
+         "Can't parse feature=level string group.version=x: unable to parse x as a short."),
+        (["upgrade", "--feature", "group.version=1", "--feature", "group.version=1"],
+         "Feature group.version was specified more than once."),
+        (["disable", "--feature", "a", "--feature", "a"], "Feature a was specified more than once."),
+        (["upgrade", "--feature", "group.version=0"], "The upgradeType flag should be set to SAFE_DOWNGRADE or "
+         "UNSAFE_DOWNGRADE when the provided maxVersionLevel:0 is < 1."),
+        (["downgrade", "--feature", "group.version=-1"], "Cannot specify a negative version level."),
+        (["upgrade", "--feature", "=1"], "Provided feature can not be empty."),
+    ],
+)
+def test_client_side_refusals(cli: Cli, cluster_4_2: Path, args: list[str], message: str) -> None:
+    result = cli("features", *args)
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", message + "\n")
+
+
+def test_the_deprecation_line_comes_before_a_metadata_error(cli: Cli, cluster_4_2: Path) -> None:
+    result = cli("features", "upgrade", "--metadata", "4.3", "--feature", "metadata.version=30")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        1,
+        " `metadata` flag is deprecated and may be removed in a future release.\n",
+        "Feature metadata.version was specified more than once.\n",
+    )
+
+
+def test_a_broken_command_line_is_a_usage_error(cli: Cli) -> None:
+    assert cli("features", "upgrade", "--bootstrap-server", "localhost:9092").exit_code == 2
+    assert cli("features", "feature-dependencies").exit_code == 2
+    assert cli("features", "upgrade", "--unsafe", "--feature", "group.version=1").exit_code == 2
+
+
+# version-mapping and feature-dependencies (no state needed) --------------------------------------
+
+
+def test_version_mapping(cli: Cli, tmp_path: Path) -> None:
+    assert cli("features", "version-mapping", state=tmp_path / "none").stdout == (
+        "metadata.version=30 (4.3-IV0)\nkraft.version=1\ntransaction.version=2\ngroup.version=1\n"
+    )
+    assert cli("features", "version-mapping", "--release-version", "4.0").stdout == (
+        "metadata.version=25 (4.0)\nkraft.version=1\ntransaction.version=2\ngroup.version=1\n"
+    )
+    assert json.loads(cli("-o", "json", "features", "version-mapping", "--release-version", "3.8").stdout) == {
+        "releaseVersion": "3.8",
+        "metadataVersion": "3.8-IV0",
+        "features": {"metadata.version": 20, "kraft.version": 0, "transaction.version": 0, "group.version": 0},
+    }
+    bad = cli("features", "version-mapping", "--release-version", "2.8")
+    assert (bad.exit_code, bad.stdout, bad.stderr) == (
+        1, "", "Unknown release version '2.8'. Supported versions are: 3.3-IV3 to 4.3-IV0\n"
+    )
+
+
+def test_feature_dependencies(cli: Cli) -> None:
+    result = cli("features", "feature-dependencies", "--feature", "kraft.version=1", "--feature", "metadata.version=30")
+    assert (result.exit_code, result.stdout) == (
+        0, "kraft.version=1 requires:\n    metadata.version=21 (3.9-IV0)\nmetadata.version=30 (4.3-IV0) has no dependencies.\n"
+    )
+    assert json.loads(cli("-o", "json", "features", "feature-dependencies", "--feature", "kraft.version=1").stdout) == [
+        {"feature": "kraft.version", "level": 1, "dependencies": [{"feature": "metadata.version", "level": 21, "version": "3.9-IV0"}]}
+    ]
+
+
+def test_feature_dependencies_keep_earlier_lines_when_a_later_one_fails(cli: Cli) -> None:
+    args = ("features", "feature-dependencies", "--feature", "group.version=1", "--feature", "group.version=2")
+    result = cli(*args)
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        1, "group.version=1 has no dependencies.\n", "No feature:group.version with feature level 2\n"
+    )
+    for feature, message in (("foo=1", "Unknown feature: foo"), ("metadata.version=3", "Unknown metadata.version 3")):
+        failed = cli("features", "feature-dependencies", "--feature", feature)
+        assert (failed.exit_code, failed.stdout, failed.stderr) == (1, "", message + "\n")
+    as_json = cli("-o", "json", *args)
+    assert as_json.exit_code == 1
+    assert json.loads(as_json.stdout) == {"error": {"message": "No feature:group.version with feature level 2", "exitCode": 1}}
+
+
+def test_every_command_has_help_with_an_example(cli: Cli) -> None:
+    for command in ("describe", "upgrade", "downgrade", "disable", "version-mapping", "feature-dependencies"):
+        result = cli("features", command, "--help", state=None)
+        assert result.exit_code == 0 and "Example: kjbod features " + command in result.stdout
