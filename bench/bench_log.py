@@ -92,13 +92,16 @@ def bench_append(root: Path, total: int, per_commit: int) -> None:
     )
 
 
-def bench_replay(root: Path, partitions: int) -> None:
-    path = root / "replay"
+def build_log(path: Path, partitions: int) -> None:
     records = list(cluster_records(partitions))
     with ClusterState.open(path, write=True, create=True) as state:
         timed(f"build: commit {len(records):,} records ({partitions:,} PartitionRecords, RF 3)",
               lambda: state.commit(records))
-    del records
+
+
+def bench_replay(root: Path, partitions: int) -> None:
+    path = root / "replay"
+    build_log(path, partitions)
     floor, batches = timed("floor: read and checksum every batch", lambda: read_and_checksum(path))
     from_log, image = timed("replay from the log (open for reading)", lambda: read_image(path))
     assert image.topics.partition_count == partitions

@@ -49,3 +49,13 @@ def cli(state_dir: Path) -> Cli:
         return CliResult(result.exit_code, result.stdout, result.stderr)
 
     return run
+
+
+@pytest.fixture
+def bootstrapped(state_dir: Path) -> Path:
+    """The state with metadata.version 4.3-IV0 finalized, as `format` on a controller leaves it."""
+    from kjbod.records import FeatureLevelRecord
+
+    with ClusterState.open(state_dir, write=True) as state:
+        state.commit([FeatureLevelRecord(name="metadata.version", feature_level=30)])
+    return state_dir

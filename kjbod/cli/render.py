@@ -72,8 +72,12 @@ class Table:
             table.add_row(*(column.fmt(row.get(column.key)) if row.get(column.key) is not None else "-" for column in self.columns))
         buffer = io.StringIO()
         Console(file=buffer, width=_width(), color_system=None, markup=False, highlight=False, emoji=False).print(table)
-        lines = buffer.getvalue().rstrip("\n").split("\n")
-        return [line.rstrip() for line in lines] + list(self.footer)
+        lines = [line.rstrip() for line in buffer.getvalue().split("\n")]
+        while lines and not lines[0]:
+            lines.pop(0)
+        while lines and not lines[-1]:
+            lines.pop()
+        return lines + list(self.footer)
 
 
 def _width() -> int:

@@ -1,10 +1,257 @@
-"""Brokers: registration, heartbeats, fencing, controlled shutdown, directories (ClusterControlManager)."""
+"""Brokers: registration, broker epochs, directories and cordons (ClusterControlManager, §4).
+
+Operations read the image and return records; nothing here mutates state. Heartbeats, fencing
+and controlled shutdown change partitions too, so they live in ReplicationControl, as in Kafka.
+"""
 
 from __future__ import annotations
 
-from kjbod.image import Image
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from kjbod.common.kafka_uuid import DirectoryId, canonical, uuid_sort_key
+from kjbod.common.versions import (
+    METADATA_VERSION,
+    MINIMUM_KRAFT_LEVEL,
+    MetadataVersion,
+    default_supported_ranges,
+)
+from kjbod.controller.errors import ControllerApiError, Errors
+from kjbod.controller.placer import UsableBroker
+from kjbod.controller.result import ControllerResult
+from kjbod.errors import UserError
+from kjbod.image import BrokerRegistration, Image
+from kjbod.records import (
+    BrokerFeature,
+    BrokerRegistrationChangeRecord,
+    KjbodBrokerLogDirsRecord,
+    KjbodLogDir,
+    Record,
+    RegisterBrokerRecord,
+)
+
+
+@dataclass(frozen=True)
+class BrokerRegistrationRequest:
+    broker_id: int
+    incarnation_id: str
+    # Every configured directory (id, path, capacity); `offline` names those that could not be read.
+    log_dirs: tuple[KjbodLogDir, ...]
+    offline_directory_ids: frozenset[str] = frozenset()
+    rack: str | None = None
+    supported_features: Mapping[str, tuple[int, int]] = field(default_factory=default_supported_ranges)
+
+    @property
+    def online_directory_ids(self) -> tuple[str, ...]:
+        return tuple(d.directory_id for d in self.log_dirs if d.directory_id not in self.offline_directory_ids)
+
+
+@dataclass(frozen=True)
+class CordonReply:
+    broker_id: int
+    directory_id: str
+    cordoned_directories: frozenset[str]
+
+
+@dataclass(frozen=True)
+class BrokerRegistrationReply:
+    broker_id: int
+    epoch: int
+    fenced: bool
+    # True when the same incarnation registered again (Kafka's "amend": epoch and state kept).
+    amended: bool
+    directories: tuple[str, ...]
+
+
+def require_metadata_version(image: Image) -> MetadataVersion:
+    mv = image.features.metadata_version
+    if mv is None:
+        raise UserError(
+            "The cluster state has no metadata.version yet: initialise it with `kjbod format` on a "
+            "controller node, or `kjbod import cluster`"
+        )
+    return mv
 
 
 class ClusterControl:
     def __init__(self, image: Image) -> None:
         self._image = image
+
+    @property
+    def metadata_version(self) -> MetadataVersion:
+        return require_metadata_version(self._image)
+
+    # Queries (CCM §4.5) -------------------------------------------------------------------
+
+    def broker(self, broker_id: int) -> BrokerRegistration | None:
+        return self._image.cluster.brokers.get(broker_id)
+
+    def is_active(self, broker_id: int) -> bool:
+        broker = self.broker(broker_id)
+        return broker is not None and broker.is_active
+
+    def is_unfenced(self, broker_id: int) -> bool:
+        broker = self.broker(broker_id)
+        return broker is not None and not broker.fenced
+
+    def has_online_dir(self, broker_id: int, directory_id: str) -> bool:
+        broker = self.broker(broker_id)
+        return broker is not None and broker.has_online_dir(directory_id)
+
+    def default_dir(self, broker_id: int) -> str:
+        """Where a new replica on this broker goes (CCM:756-772, RCM:249-256)."""
+        if not self.metadata_version.directory_assignment_supported:
+            return DirectoryId.MIGRATING
+        broker = self.broker(broker_id)
+        if broker is None:
+            return DirectoryId.UNASSIGNED
+        if not broker.directories:
+            return DirectoryId.MIGRATING
+        if len(broker.directories) == 1:
+            return broker.directories[0]
+        return DirectoryId.UNASSIGNED
+
+    def takes_new_replicas(self, broker: BrokerRegistration) -> bool:
+        """KIP-1066: a broker whose every online directory is cordoned gets no new replicas."""
+        if not self.metadata_version.cordoned_log_dirs_supported or not broker.directories:
+            return True
+        return any(d not in broker.cordoned_directories for d in broker.directories)
+
+    def usable_brokers(self) -> list[UsableBroker]:
+        """Brokers the placer may use: registered and not in controlled shutdown (BHM:466-511)."""
+        return [
+            UsableBroker(b.id, b.rack, b.fenced)
+            for b in sorted(self._image.cluster.brokers.values(), key=lambda b: b.id)
+            if not b.in_controlled_shutdown and self.takes_new_replicas(b)
+        ]
+
+    def check_broker_epoch(self, broker_id: int, epoch: int) -> BrokerRegistration:
+        broker = self.broker(broker_id)
+        if broker is None:
+            raise ControllerApiError(Errors.STALE_BROKER_EPOCH, f"No broker registration found for broker id {broker_id}")
+        if broker.epoch != epoch:
+            raise ControllerApiError(
+                Errors.STALE_BROKER_EPOCH, f"Expected broker epoch {broker.epoch}, but got broker epoch {epoch}"
+            )
+        return broker
+
+    def resolve_directory(self, broker_id: int, text: str) -> str:
+        """A directory id, given as an id or as a path of that broker."""
+        for log_dir in self._image.cluster.log_dirs.get(broker_id, ()):
+            if log_dir.path == text or log_dir.path.rstrip("/") == text.rstrip("/"):
+                return log_dir.directory_id
+        try:
+            return canonical(text)
+        except ValueError:
+            raise UserError(
+                f"{text} is neither a directory id nor a log directory path of broker {broker_id}"
+            ) from None
+
+    # Registration (CCM:341-464) -------------------------------------------------------------
+
+    def _check_features(self, request: BrokerRegistrationRequest) -> tuple[BrokerFeature, ...]:
+        finalized = {METADATA_VERSION: self.metadata_version.level, **self._image.features.finalized}
+        ranges = dict(request.supported_features)
+        # A broker that sends no metadata.version range supports only MINIMUM_KRAFT_VERSION.
+        ranges.setdefault(METADATA_VERSION, (MINIMUM_KRAFT_LEVEL, MINIMUM_KRAFT_LEVEL))
+        for name, (low, high) in sorted(ranges.items()):
+            level = finalized.get(name, 1 if name == METADATA_VERSION else 0)
+            if not low <= level <= high:
+                self._unsupported(name, level, low, high)
+        for name, level in sorted(finalized.items()):
+            if name not in ranges and level > 0:
+                self._unsupported(name, level, 0, 0)
+        return tuple(
+            BrokerFeature(name=name, min_supported_version=low, max_supported_version=high)
+            for name, (low, high) in sorted(ranges.items())
+        )
+
+    @staticmethod
+    def _unsupported(name: str, level: int, low: int, high: int) -> None:
+        raise ControllerApiError(
+            Errors.UNSUPPORTED_VERSION,
+            f"Unable to register because the broker does not support finalized version {level} of {name}. "
+            f"The broker wants a version between {low} and {high}, inclusive.",
+        )
+
+    def register_broker(self, request: BrokerRegistrationRequest) -> ControllerResult[BrokerRegistrationReply]:
+        mv = self.metadata_version
+        existing = self.broker(request.broker_id)
+        same_incarnation = existing is not None and existing.incarnation_id == request.incarnation_id
+        # kjbod has no sessions: an unfenced broker is the one with a live session.
+        if existing is not None and not existing.fenced and not same_incarnation:
+            raise ControllerApiError(Errors.DUPLICATE_BROKER_REGISTRATION, "Another broker is registered with that broker id.")
+        online = request.online_directory_ids
+        if mv.directory_assignment_supported:
+            self._check_directories(request.broker_id, online)
+        elif len(request.log_dirs) > 1:
+            # The broker itself refuses to start (KafkaConfig); kjbod says so at registration.
+            raise UserError(
+                "requirement failed: Multiple log directories (aka JBOD) are not supported in the current "
+                f"MetadataVersion {mv}. Need 3.7-IV2 or higher"
+            )
+        features = self._check_features(request)
+        if same_incarnation:
+            assert existing is not None
+            epoch, fenced, in_controlled_shutdown = existing.epoch, existing.fenced, existing.in_controlled_shutdown
+        else:
+            # The epoch of a new incarnation is the offset at which its registration is written.
+            epoch, fenced, in_controlled_shutdown = self._image.next_offset, True, False
+        version = 4 if mv.cordoned_log_dirs_supported else mv.register_broker_record_version
+        cordoned = existing.cordoned_directories & set(online) if existing else frozenset()
+        records: list[Record] = [
+            RegisterBrokerRecord(
+                version=version,
+                broker_id=request.broker_id,
+                incarnation_id=request.incarnation_id,
+                broker_epoch=epoch,
+                features=features,
+                rack=request.rack,
+                fenced=fenced,
+                in_controlled_shutdown=in_controlled_shutdown if version >= 1 else False,
+                log_dirs=online if mv.directory_assignment_supported else (),
+                cordoned_log_dirs=tuple(sorted(cordoned, key=uuid_sort_key)) if version >= 4 else (),
+            ),
+            KjbodBrokerLogDirsRecord(broker_id=request.broker_id, log_dirs=request.log_dirs),
+        ]
+        reply = BrokerRegistrationReply(request.broker_id, epoch, fenced, same_incarnation, online)
+        return ControllerResult.atomic_of(records, reply)
+
+    def _check_directories(self, broker_id: int, online: tuple[str, ...]) -> None:
+        if not online:
+            raise ControllerApiError(Errors.INVALID_REGISTRATION, "No directories specified in request")
+        if any(DirectoryId.reserved(d) for d in online):
+            raise ControllerApiError(Errors.INVALID_REGISTRATION, "Reserved directory ID in request")
+        if len(set(online)) != len(online):
+            raise ControllerApiError(Errors.INVALID_REGISTRATION, "Duplicate directory ID in request")
+        for directory in online:
+            owner = self._image.cluster.directory_owner(directory)
+            if owner is not None and owner != broker_id:
+                raise ControllerApiError(Errors.INVALID_REGISTRATION, f"Broker {owner} is already registered with directory {directory}")
+
+    # Cordoned directories (KIP-1066) ---------------------------------------------------------
+
+    def set_cordoned(self, broker_id: int, directory: str, cordoned: bool) -> ControllerResult[CordonReply]:
+        """Cordon or uncordon a directory, given as an id or a path of the broker."""
+        mv = self.metadata_version
+        if not mv.cordoned_log_dirs_supported:
+            raise UserError(
+                f"Cordoning log directories needs metadata.version 4.3-IV0 or later; the cluster is at {mv}"
+            )
+        broker = self.broker(broker_id)
+        if broker is None:
+            raise ControllerApiError(Errors.BROKER_ID_NOT_REGISTERED, f"Broker ID {broker_id} is not currently registered")
+        directory_id = self.resolve_directory(broker_id, directory)
+        if directory_id not in broker.directories:
+            raise UserError(f"Directory {directory_id} is not an online directory of broker {broker_id}")
+        target = broker.cordoned_directories | {directory_id} if cordoned else broker.cordoned_directories - {directory_id}
+        reply = CordonReply(broker_id, directory_id, target)
+        if target == broker.cordoned_directories:
+            return ControllerResult.atomic_of([], reply)
+        record = BrokerRegistrationChangeRecord(
+            version=3,
+            broker_id=broker_id,
+            broker_epoch=broker.epoch,
+            cordoned_log_dirs=tuple(sorted(target, key=uuid_sort_key)),
+        )
+        return ControllerResult.atomic_of([record], reply)

@@ -19,4 +19,4 @@ class Controller:
         self.clock = ClockControl(image)
         self.features = FeatureControl(image)
         self.cluster = ClusterControl(image)
-        self.replication = ReplicationControl(image)
+        self.replication = ReplicationControl(image, self.cluster)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
+from kjbod.errors import UserError
+
 
 class Errors(IntEnum):
     UNKNOWN_SERVER_ERROR = -1
@@ -56,10 +58,31 @@ class ApiError:
 
 NONE = ApiError(Errors.NONE)
 
+# What Kafka's admin client turns an error into: the exception class and its default message
+# (Errors.java), used where a Kafka tool prints `exception.toString()`.
+_EXCEPTIONS = {
+    Errors.UNKNOWN_TOPIC_OR_PARTITION: ("UnknownTopicOrPartitionException", "This server does not host this topic-partition."),
+    Errors.PREFERRED_LEADER_NOT_AVAILABLE: ("PreferredLeaderNotAvailableException", "The preferred leader was not available."),
+    Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE: ("EligibleLeadersNotAvailableException", "Eligible topic partition leaders are not available."),
+    Errors.ELECTION_NOT_NEEDED: ("ElectionNotNeededException", "Leader election not needed for topic partition."),
+    Errors.INVALID_REQUEST: ("InvalidRequestException", "This most likely occurs because of a request being malformed by the client library or the message was sent to an incompatible broker. See the broker logs for more details."),
+    Errors.UNKNOWN_TOPIC_ID: ("UnknownTopicIdException", "This server does not host this topic ID."),
+    Errors.NOT_LEADER_OR_FOLLOWER: ("NotLeaderOrFollowerException", "For requests intended only for the leader, this error indicates that the broker is not the current leader. For requests intended for any replica, this error indicates that the broker is not a replica of the topic partition."),
+}
 
-class ControllerApiError(Exception):
-    """An expected error a controller operation raises (Kafka's ApiException subclasses)."""
+
+def java_exception_text(error: ApiError) -> str:
+    """`exception.toString()` for the exception the admin client raises for `error`."""
+    name, default = _EXCEPTIONS.get(error.error, (error.error.name, error.error.name))
+    return f"org.apache.kafka.common.errors.{name}: {error.message or default}"
+
+
+class ControllerApiError(UserError):
+    """An expected error a controller operation raises (Kafka's ApiException subclasses).
+
+    The operator sees Kafka's error name and message: `INVALID_REGISTRATION: No directories ...`.
+    """
 
     def __init__(self, error: Errors, message: str | None = None) -> None:
-        super().__init__(message or error.name)
+        super().__init__(f"{error.name}: {message}" if message else error.name)
         self.api_error = ApiError(error, message)

@@ -1,10 +1,733 @@
-"""Topics and partitions: creation, leader and ISR changes, directory assignment, elections (ReplicationControlManager)."""
+"""Topics and partitions: creation, leader and ISR changes, directory assignment and elections
+(ReplicationControlManager, controller reference §5-§6).
+
+Every operation computes its records from the image it was given (Kafka's "pre-request state")
+and returns them with a response; replaying them is what changes the cluster state.
+"""
 
 from __future__ import annotations
 
-from kjbod.image import Image
+import os
+import random
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from kjbod.common.java import JavaRandom
+from kjbod.common.kafka_uuid import DirectoryId, Uuid
+from kjbod.common.versions import MetadataVersion
+from kjbod.controller.cluster_control import ClusterControl
+from kjbod.controller.errors import ApiError, ControllerApiError, Errors
+from kjbod.controller.partition_change import Election, PartitionChangeBuilder
+from kjbod.controller.placer import PlacementError, place
+from kjbod.controller.result import ControllerResult
+from kjbod.controller.topic_configs import validate_topic_configs
+from kjbod.errors import UserError
+from kjbod.image import Image, PartitionRegistration, replay_all
+from kjbod.records import (
+    CONFIG_RESOURCE_BROKER,
+    CONFIG_RESOURCE_TOPIC,
+    ENTER_CONTROLLED_SHUTDOWN,
+    FENCE,
+    LEADER_RECOVERY_RECOVERED,
+    UNFENCE,
+    BrokerRegistrationChangeRecord,
+    ConfigRecord,
+    KjbodPartitionSizeRecord,
+    PartitionChangeRecord,
+    PartitionRecord,
+    Record,
+    RemoveTopicRecord,
+    TopicRecord,
+    UnregisterBrokerRecord,
+)
+
+PartitionKey = tuple[str, int]
+MAX_TOPIC_NAME_LENGTH = 249
+_LEGAL_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
+UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
+
+
+# Requests and responses --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CreateTopicRequest:
+    name: str
+    partitions: int | None = None
+    replication_factor: int | None = None
+    assignment: tuple[tuple[int, ...], ...] | None = None
+    configs: Mapping[str, str] = field(default_factory=dict)
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class CreateTopicResponse:
+    name: str
+    topic_id: str
+    assignment: tuple[tuple[int, ...], ...]
+
+
+@dataclass(frozen=True)
+class PartitionImpact:
+    """How one partition changed: what an operator reads after a broker or disk event."""
+
+    topic: str
+    partition: int
+    leader_before: int
+    leader_after: int
+    isr_before: tuple[int, ...]
+    isr_after: tuple[int, ...]
+    directories_before: tuple[str, ...]
+    directories_after: tuple[str, ...]
+
+    @property
+    def went_offline(self) -> bool:
+        return self.leader_before != -1 and self.leader_after == -1
+
+
+class BrokerState(Enum):
+    FENCED = "FENCED"
+    UNFENCED = "UNFENCED"
+    CONTROLLED_SHUTDOWN = "CONTROLLED_SHUTDOWN"
+    SHUTDOWN_NOW = "SHUTDOWN_NOW"
+
+    @property
+    def fenced(self) -> bool:
+        return self in (BrokerState.FENCED, BrokerState.SHUTDOWN_NOW)
+
+
+@dataclass(frozen=True)
+class HeartbeatRequest:
+    broker_id: int
+    broker_epoch: int | None = None  # None: the broker's current epoch
+    want_fence: bool = False
+    want_shut_down: bool = False
+    offline_log_dirs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class HeartbeatReply:
+    broker_id: int
+    previous_state: BrokerState
+    state: BrokerState
+    is_caught_up: bool
+    should_shut_down: bool
+    # KIP-858: replicas of a multi-directory broker that have no directory keep it fenced.
+    unassigned_replicas: int
+    newly_offline_dirs: tuple[str, ...]
+    impact: tuple[PartitionImpact, ...]
+
+    @property
+    def is_fenced(self) -> bool:
+        return self.state.fenced
+
+    @property
+    def in_controlled_shutdown(self) -> bool:
+        return self.state is BrokerState.CONTROLLED_SHUTDOWN
+
+
+@dataclass(frozen=True)
+class BrokerChange:
+    """The outcome of fence / shutdown / unregister: the broker's new state and the partitions moved."""
+
+    broker_id: int
+    state: str
+    impact: tuple[PartitionImpact, ...]
+
+
+@dataclass(frozen=True)
+class DirectoryAssignment:
+    topic: str  # a topic name or id, as the operator gave it
+    partition: int
+    directory: str  # a directory id (reserved ids allowed)
+
+
+@dataclass(frozen=True)
+class AssignmentResult:
+    topic: str
+    partition: int
+    directory: str
+    error: Errors
+
+    @property
+    def succeeded(self) -> bool:
+        return self.error is Errors.NONE
+
+
+@dataclass(frozen=True)
+class AssignReplicasReply:
+    broker_id: int
+    results: tuple[AssignmentResult, ...]
+    impact: tuple[PartitionImpact, ...]
+    skipped: tuple[str, ...] = ()  # --auto: why some replicas were left alone
+
+
+@dataclass(frozen=True)
+class AlterPartitionRequest:
+    """What a partition leader sends to change the ISR (and recovery state) of its partition."""
+
+    broker_id: int
+    topic_id: str
+    partition: int
+    leader_epoch: int
+    partition_epoch: int
+    new_isr: tuple[int, ...]
+    leader_recovery_state: int = LEADER_RECOVERY_RECOVERED
+    broker_epoch: int | None = None
+
+
+@dataclass(frozen=True)
+class ElectionResult:
+    topic: str
+    partition: int
+    error: ApiError
+
+
+@dataclass(frozen=True)
+class ElectLeadersReply:
+    election: Election
+    results: tuple[ElectionResult, ...]
+    impact: tuple[PartitionImpact, ...]
+
+
+# Helpers -----------------------------------------------------------------------------------
+
+
+def validate_topic_name(name: str) -> None:
+    """Kafka's Topic.validate, as ReplicationControlManager reports it (INVALID_TOPIC_EXCEPTION)."""
+    problem = None
+    if not name:
+        problem = "Topic name is invalid: the empty string is not allowed"
+    elif name in (".", ".."):
+        problem = f"Topic name is invalid: '{name}' is not allowed"
+    elif len(name) > MAX_TOPIC_NAME_LENGTH:
+        problem = f"Topic name is invalid: the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME_LENGTH}"
+    elif not _LEGAL_TOPIC_NAME.fullmatch(name):
+        problem = (
+            f"Topic name is invalid: '{name}' contains one or more characters other than ASCII alphanumerics, "
+            "'.', '_' and '-'"
+        )
+    if problem:
+        raise ControllerApiError(Errors.INVALID_TOPIC_EXCEPTION, problem)
+
+
+def has_collision_chars(name: str) -> bool:
+    return "." in name or "_" in name
+
+
+def summarize_changes(before: Image, records: Sequence[Record]) -> tuple[PartitionImpact, ...]:
+    """Replay `records` on `before` and report every partition they touched, in order."""
+    touched: dict[PartitionKey, None] = {}
+    for record in records:
+        if isinstance(record, PartitionChangeRecord):
+            touched[(record.topic_id, record.partition_id)] = None
+    if not touched:
+        return ()
+    after = replay_all(before, records)
+    impact = []
+    for topic_id, partition_id in touched:
+        old = before.topics.partition(topic_id, partition_id)
+        new = after.topics.partition(topic_id, partition_id)
+        assert old is not None and new is not None
+        impact.append(
+            PartitionImpact(
+                before.topics.name_of(topic_id), partition_id, old.leader, new.leader, old.isr, new.isr,
+                old.directories, new.directories,
+            )
+        )
+    return tuple(sorted(impact, key=lambda i: (i.topic, i.partition)))
+
+
+def broker_state(image: Image, broker_id: int) -> BrokerState:
+    broker = image.cluster.brokers[broker_id]
+    if broker.fenced:
+        return BrokerState.FENCED
+    return BrokerState.CONTROLLED_SHUTDOWN if broker.in_controlled_shutdown else BrokerState.UNFENCED
+
+
+def next_broker_state(current: BrokerState, want_fence: bool, want_shut_down: bool, has_leaderships: bool) -> BrokerState:
+    """`calculateNextBrokerState` (BHM:535-612) for a broker that is caught up, as kjbod's are."""
+    if current is BrokerState.FENCED:
+        if want_shut_down:
+            return BrokerState.SHUTDOWN_NOW
+        return BrokerState.FENCED if want_fence else BrokerState.UNFENCED
+    if current is BrokerState.UNFENCED:
+        if want_fence:
+            return BrokerState.SHUTDOWN_NOW if want_shut_down else BrokerState.FENCED
+        if want_shut_down:
+            return BrokerState.CONTROLLED_SHUTDOWN if has_leaderships else BrokerState.SHUTDOWN_NOW
+        return BrokerState.UNFENCED
+    # Controlled shutdown ignores the request's flags; it ends once the leaderships are gone.
+    return BrokerState.CONTROLLED_SHUTDOWN if has_leaderships else BrokerState.SHUTDOWN_NOW
 
 
 class ReplicationControl:
-    def __init__(self, image: Image) -> None:
+    def __init__(self, image: Image, cluster: ClusterControl | None = None) -> None:
         self._image = image
+        self._cluster = cluster or ClusterControl(image)
+
+    @property
+    def _mv(self) -> MetadataVersion:
+        return self._cluster.metadata_version
+
+    # Leader and ISR updates (RCM:1888-1969) -----------------------------------------------
+
+    def _unclean_enabled(self, topic_id: str) -> bool:
+        """The topic's unclean.leader.election.enable, else the cluster default, else false."""
+        configs = self._image.configs
+        topic = self._image.topics.get(topic_id)
+        for value in (
+            configs.get(CONFIG_RESOURCE_TOPIC, topic.name if topic else "").get(UNCLEAN_LEADER_ELECTION_ENABLE),
+            configs.get(CONFIG_RESOURCE_BROKER, "").get(UNCLEAN_LEADER_ELECTION_ENABLE),
+        ):
+            if value is not None:
+                return value.strip().lower() == "true"
+        return False
+
+    def leader_acceptor(self, partition: PartitionRegistration, remove: int = -1, add: int = -1):  # noqa: ANN201
+        """Kafka's LeaderAcceptor: active (or the broker being unfenced) with an online directory."""
+        cluster = self._cluster
+
+        def accept(replica: int) -> bool:
+            if replica == remove or not (replica == add or cluster.is_active(replica)):
+                return False
+            return cluster.has_online_dir(replica, partition.directory(replica))
+
+        return accept
+
+    def change_builder(self, key: PartitionKey, acceptor) -> PartitionChangeBuilder:  # noqa: ANN001
+        """A PartitionChangeBuilder for the partition as the image holds it."""
+        partition = self._image.topics.partition(*key)
+        if partition is None:
+            raise RuntimeError(f"partition {key[0]}:{key[1]} does not exist")
+        return PartitionChangeBuilder(partition, key[0], key[1], acceptor, self._mv, self._cluster.default_dir)
+
+    def leader_and_isr_updates(
+        self, partitions: Iterable[PartitionKey], *, remove: int = -1, add: int = -1
+    ) -> list[Record]:
+        """Take `remove` out of each ISR (electing a new leader where needed), or let `add` lead."""
+        records: list[Record] = []
+        for key in partitions:
+            partition = self._image.topics.partition(*key)
+            assert partition is not None
+            builder = self.change_builder(key, self.leader_acceptor(partition, remove, add))
+            builder.set_election(Election.UNCLEAN if self._unclean_enabled(key[0]) else Election.ONLINE)
+            builder.set_target_isr([r for r in partition.isr if r != remove])
+            record = builder.build()
+            if record is not None:
+                records.append(record)
+        return records
+
+    # Broker lifecycle (RCM:1287-1426, 1533-1612) ---------------------------------------------
+
+    def _fenced_records(self, broker_id: int) -> list[Record]:
+        broker = self._image.cluster.brokers[broker_id]
+        records = self.leader_and_isr_updates(self._image.topics.index.in_isr.get(broker_id, []), remove=broker_id)
+        records.append(BrokerRegistrationChangeRecord(version=0, broker_id=broker_id, broker_epoch=broker.epoch, fenced=FENCE))
+        return records
+
+    def _unfenced_records(self, broker_id: int) -> list[Record]:
+        broker = self._image.cluster.brokers[broker_id]
+        records: list[Record] = [
+            BrokerRegistrationChangeRecord(version=0, broker_id=broker_id, broker_epoch=broker.epoch, fenced=UNFENCE)
+        ]
+        records.extend(self.leader_and_isr_updates(self._image.topics.index.leaderless, add=broker_id))
+        return records
+
+    def _controlled_shutdown_records(self, broker_id: int) -> list[Record]:
+        broker = self._image.cluster.brokers[broker_id]
+        records: list[Record] = []
+        if not broker.in_controlled_shutdown:
+            records.append(
+                BrokerRegistrationChangeRecord(
+                    version=1, broker_id=broker_id, broker_epoch=broker.epoch, in_controlled_shutdown=ENTER_CONTROLLED_SHUTDOWN
+                )
+            )
+        records.extend(self.leader_and_isr_updates(self._image.topics.index.in_isr.get(broker_id, []), remove=broker_id))
+        return records
+
+    def _directories_offline_records(self, broker_id: int, offline: Iterable[str]) -> tuple[list[Record], tuple[str, ...]]:
+        broker = self._image.cluster.brokers[broker_id]
+        newly_offline = broker.directory_intersection(set(offline))
+        if not newly_offline:
+            return [], ()
+        records: list[Record] = []
+        index = self._image.topics.index.in_directory
+        for directory in newly_offline:
+            records.extend(self.leader_and_isr_updates(index.get(directory, []), remove=broker_id))
+        records.append(
+            BrokerRegistrationChangeRecord(
+                version=2, broker_id=broker_id, broker_epoch=broker.epoch,
+                log_dirs=broker.directory_difference(set(offline)),
+            )
+        )
+        return records, newly_offline
+
+    def unassigned_replicas(self, broker_id: int) -> list[PartitionKey]:
+        """Replicas of a multi-directory broker that have no directory yet (KIP-858)."""
+        broker = self._image.cluster.brokers[broker_id]
+        if len(broker.directories) <= 1 or not self._mv.directory_assignment_supported:
+            return []
+        unplaced = (DirectoryId.UNASSIGNED, DirectoryId.MIGRATING)
+        return [
+            key
+            for key in self._image.topics.index.on_broker.get(broker_id, [])
+            if self._image.topics.partition(*key).directory(broker_id) in unplaced  # type: ignore[union-attr]
+        ]
+
+    def heartbeat(self, request: HeartbeatRequest) -> ControllerResult[HeartbeatReply]:
+        broker = self._cluster.broker(request.broker_id)
+        if broker is None:
+            raise ControllerApiError(
+                Errors.STALE_BROKER_EPOCH, f"Receive a heartbeat from broker {request.broker_id} before registration"
+            )
+        self._cluster.check_broker_epoch(request.broker_id, broker.epoch if request.broker_epoch is None else request.broker_epoch)
+        unassigned = self.unassigned_replicas(request.broker_id)
+        # A fenced multi-directory broker does not ask to be unfenced while replicas lack a directory.
+        want_fence = request.want_fence or (broker.fenced and bool(unassigned))
+        current = broker_state(self._image, request.broker_id)
+        has_leaderships = bool(self._image.topics.index.led_by.get(request.broker_id))
+        state = next_broker_state(current, want_fence, request.want_shut_down, has_leaderships)
+        records: list[Record] = []
+        if state is not current:
+            if state.fenced:
+                records.extend(self._fenced_records(request.broker_id))
+            elif state is BrokerState.UNFENCED:
+                records.extend(self._unfenced_records(request.broker_id))
+            else:
+                records.extend(self._controlled_shutdown_records(request.broker_id))
+        newly_offline: tuple[str, ...] = ()
+        if self._mv.directory_assignment_supported and request.offline_log_dirs:
+            offline_records, newly_offline = self._directories_offline_records(request.broker_id, request.offline_log_dirs)
+            records.extend(offline_records)
+        reply = HeartbeatReply(
+            request.broker_id, current, state, True, state is BrokerState.SHUTDOWN_NOW, len(unassigned),
+            newly_offline, summarize_changes(self._image, records),
+        )
+        return ControllerResult.of(records, reply)
+
+    def fence_broker(self, broker_id: int) -> ControllerResult[BrokerChange]:
+        """The broker's session expired (maybeFenceOneStaleBroker)."""
+        broker = self._require_broker(broker_id)
+        records = [] if broker.fenced else self._fenced_records(broker_id)
+        return ControllerResult.of(records, BrokerChange(broker_id, "FENCED", summarize_changes(self._image, records)))
+
+    def controlled_shutdown(self, broker_id: int) -> ControllerResult[BrokerChange]:
+        """The broker asks to shut down and keeps heartbeating until the controller says go:
+        leadership moves away first, then the broker is fenced."""
+        self._require_broker(broker_id)
+        records: list[Record] = []
+        image = self._image
+        for _ in range(2):  # at most: into controlled shutdown, then out of it
+            step = ReplicationControl(image).heartbeat(HeartbeatRequest(broker_id, want_shut_down=True))
+            records.extend(step.records)
+            image = replay_all(image, step.records)
+            if step.response.should_shut_down:
+                break
+        state = broker_state(image, broker_id)
+        return ControllerResult.of(records, BrokerChange(broker_id, state.value, summarize_changes(self._image, records)))
+
+    def unregister_broker(self, broker_id: int) -> ControllerResult[BrokerChange]:
+        broker = self._cluster.broker(broker_id)
+        if broker is None:
+            raise ControllerApiError(Errors.BROKER_ID_NOT_REGISTERED, f"Broker ID {broker_id} is not currently registered")
+        records = self.leader_and_isr_updates(self._image.topics.index.in_isr.get(broker_id, []), remove=broker_id)
+        records.append(UnregisterBrokerRecord(broker_id=broker_id, broker_epoch=broker.epoch))
+        return ControllerResult.of(records, BrokerChange(broker_id, "UNREGISTERED", summarize_changes(self._image, records)))
+
+    def _require_broker(self, broker_id: int):  # noqa: ANN202
+        broker = self._cluster.broker(broker_id)
+        if broker is None:
+            raise ControllerApiError(Errors.BROKER_ID_NOT_REGISTERED, f"Broker ID {broker_id} is not currently registered")
+        return broker
+
+    # Topics (RCM:587-830, 939-970) --------------------------------------------------------
+
+    def _topic_by_name(self, name: str):  # noqa: ANN202
+        return self._image.topics.by_name.get(name)
+
+    def create_topic(self, request: CreateTopicRequest) -> ControllerResult[CreateTopicResponse]:
+        mv = self._mv
+        validate_topic_name(request.name)
+        if self._topic_by_name(request.name) is not None:
+            raise ControllerApiError(Errors.TOPIC_ALREADY_EXISTS, f"Topic '{request.name}' already exists.")
+        colliding = request.name.replace(".", "_")
+        for existing in self._image.topics.by_name:
+            if existing.replace(".", "_") == colliding:
+                raise ControllerApiError(
+                    Errors.INVALID_TOPIC_EXCEPTION, f"Topic '{request.name}' collides with existing topic: {existing}"
+                )
+        validate_topic_configs(request.configs)
+        if request.assignment is not None:
+            assignment, isrs = self._manual_assignment(request.assignment)
+        else:
+            assignment, isrs = self._placed_assignment(request)
+        # A seeded run gets repeatable ids; the name keeps topics created with one seed apart.
+        rng = random.Random(f"{request.seed}:{request.name}") if request.seed is not None else None
+        topic_id = str(Uuid.random(rng))
+        while self._image.topics.get(topic_id) is not None:
+            topic_id = str(Uuid.random(rng))
+        records: list[Record] = [TopicRecord(name=request.name, topic_id=topic_id)]
+        records.extend(
+            ConfigRecord(resource_type=CONFIG_RESOURCE_TOPIC, resource_name=request.name, name=key, value=value)
+            for key, value in sorted(request.configs.items())
+        )
+        for partition_id, (replicas, isr) in enumerate(zip(assignment, isrs)):
+            directories = tuple(self._cluster.default_dir(r) for r in replicas)
+            records.append(
+                PartitionRecord(
+                    version=mv.partition_record_version,
+                    partition_id=partition_id,
+                    topic_id=topic_id,
+                    replicas=replicas,
+                    isr=isr,
+                    leader=isr[0],  # the first in-sync replica, not necessarily replicas[0]
+                    leader_recovery_state=LEADER_RECOVERY_RECOVERED,
+                    leader_epoch=0,
+                    partition_epoch=0,
+                    directories=directories if mv.directory_assignment_supported else (),
+                )
+            )
+        return ControllerResult.atomic_of(records, CreateTopicResponse(request.name, topic_id, tuple(assignment)))
+
+    def _manual_assignment(self, assignment: Sequence[Sequence[int]]) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+        replicas_per_partition = None
+        isrs = []
+        for partition_id, replicas in enumerate(assignment):
+            prefix = "The manual partition assignment"
+            if not replicas:
+                raise ControllerApiError(Errors.INVALID_REPLICA_ASSIGNMENT, f"{prefix} includes an empty replica list.")
+            seen: set[int] = set()
+            for broker in replicas:
+                if self._cluster.broker(broker) is None:
+                    raise ControllerApiError(
+                        Errors.INVALID_REPLICA_ASSIGNMENT, f"{prefix} includes broker {broker}, but no such broker is registered."
+                    )
+                if broker in seen:
+                    raise ControllerApiError(
+                        Errors.INVALID_REPLICA_ASSIGNMENT, f"{prefix} includes the broker {broker} more than once."
+                    )
+                seen.add(broker)
+            if replicas_per_partition is not None and len(replicas) != replicas_per_partition:
+                raise ControllerApiError(
+                    Errors.INVALID_REPLICA_ASSIGNMENT,
+                    f"{prefix} includes a partition with {len(replicas)} replica(s), but this is not consistent with "
+                    f"previous partitions, which have {replicas_per_partition} replica(s).",
+                )
+            replicas_per_partition = len(replicas)
+            isr = tuple(r for r in replicas if self._cluster.is_active(r))
+            if not isr:
+                raise ControllerApiError(
+                    Errors.INVALID_REPLICA_ASSIGNMENT,
+                    f"All brokers specified in the manual partition assignment for partition {partition_id} are fenced "
+                    "or in controlled shutdown.",
+                )
+            isrs.append(isr)
+        return [tuple(r) for r in assignment], isrs
+
+    def _placed_assignment(self, request: CreateTopicRequest) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+        partitions = 1 if request.partitions in (None, -1) else request.partitions
+        factor = 3 if request.replication_factor in (None, -1) else request.replication_factor
+        if factor is not None and factor <= 0:
+            raise ControllerApiError(
+                Errors.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0, or -1 to use the default value."
+            )
+        if partitions is not None and partitions <= 0:
+            raise ControllerApiError(Errors.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value.")
+        seed = request.seed if request.seed is not None else int.from_bytes(os.urandom(8), "big", signed=True)
+        try:
+            placed = place(self._cluster.usable_brokers(), partitions, factor, JavaRandom(seed))
+        except PlacementError as exc:
+            raise ControllerApiError(
+                Errors.INVALID_REPLICATION_FACTOR, f"Unable to replicate the partition {factor} time(s): {exc}"
+            ) from None
+        assignment = [tuple(replicas) for replicas in placed]
+        isrs = [tuple(r for r in replicas if self._cluster.is_active(r)) for replicas in assignment]
+        if any(not isr for isr in isrs):
+            raise ControllerApiError(
+                Errors.INVALID_REPLICATION_FACTOR,
+                f"Unable to replicate the partition {factor} time(s): All brokers are currently fenced or in controlled shutdown.",
+            )
+        return assignment, isrs
+
+    def delete_topic(self, name: str) -> ControllerResult[str]:
+        topic = self._topic_by_name(name)
+        if topic is None:
+            raise UserError(f"Topic '{name}' does not exist as expected")
+        return ControllerResult.atomic_of([RemoveTopicRecord(topic_id=topic.topic_id)], topic.topic_id)
+
+    def set_partition_sizes(self, name: str, partition: int | None, size_bytes: int) -> ControllerResult[int]:
+        """kjbod's own: the size of one partition's log, or of every partition of the topic."""
+        topic = self._topic_by_name(name)
+        if topic is None:
+            raise UserError(f"Topic '{name}' does not exist as expected")
+        if size_bytes < 0:
+            raise UserError(f"A partition size cannot be negative: {size_bytes}")
+        if partition is not None and partition not in topic.partitions:
+            raise UserError(f"Topic '{name}' has no partition {partition} (it has {len(topic.partitions)})")
+        ids = sorted(topic.partitions) if partition is None else [partition]
+        records = [KjbodPartitionSizeRecord(topic_id=topic.topic_id, partition_id=i, size_bytes=size_bytes) for i in ids]
+        return ControllerResult.atomic_of(records, len(records))
+
+    # AssignReplicasToDirs (RCM:2151-2224) ---------------------------------------------------
+
+    def _topic_id_for(self, topic: str) -> str | None:
+        by_name = self._image.topics.by_name.get(topic)
+        if by_name is not None:
+            return by_name.topic_id
+        return topic if self._image.topics.get(topic) is not None else None
+
+    def assign_replicas_to_dirs(
+        self, broker_id: int, assignments: Sequence[DirectoryAssignment], broker_epoch: int | None = None
+    ) -> ControllerResult[AssignReplicasReply]:
+        if not self._mv.directory_assignment_supported:
+            raise ControllerApiError(Errors.UNSUPPORTED_VERSION, "Directory assignment is not supported yet.")
+        broker = self._cluster.broker(broker_id)
+        epoch = broker.epoch if broker is not None and broker_epoch is None else broker_epoch
+        broker = self._cluster.check_broker_epoch(broker_id, -1 if epoch is None else epoch)
+        records: list[Record] = []
+        results: list[AssignmentResult] = []
+        offline_partitions: dict[PartitionKey, None] = {}
+        for item in assignments:
+            topic_id = self._topic_id_for(item.topic)
+            partition = self._image.topics.partition(topic_id, item.partition) if topic_id else None
+            if topic_id is None:
+                error = Errors.UNKNOWN_TOPIC_ID
+            elif partition is None:
+                error = Errors.UNKNOWN_TOPIC_OR_PARTITION
+            elif broker_id not in partition.replicas:
+                error = Errors.NOT_LEADER_OR_FOLLOWER
+            else:
+                error = Errors.NONE
+                builder = self.change_builder((topic_id, item.partition), self.leader_acceptor(partition))
+                record = builder.set_directory(broker_id, item.directory).build()
+                if record is not None:
+                    records.append(record)
+                if not broker.has_online_dir(item.directory):
+                    offline_partitions[(topic_id, item.partition)] = None
+            results.append(AssignmentResult(item.topic, item.partition, item.directory, error))
+        # Computed from the state before the request: only ISR and leader change here.
+        records.extend(self.leader_and_isr_updates(offline_partitions, remove=broker_id))
+        reply = AssignReplicasReply(broker_id, tuple(results), summarize_changes(self._image, records))
+        return ControllerResult.of(records, reply)
+
+    def auto_assign_dirs(self, broker_id: int) -> ControllerResult[AssignReplicasReply]:
+        """What the broker itself does under KIP-858: give every replica without a usable
+        directory the least-loaded online, uncordoned directory."""
+        broker = self._require_broker(broker_id)
+        if not self._mv.directory_assignment_supported:
+            raise ControllerApiError(Errors.UNSUPPORTED_VERSION, "Directory assignment is not supported yet.")
+        configured = {d.directory_id for d in self._image.cluster.log_dirs.get(broker_id, ())} | set(broker.directories)
+        some_offline = bool(configured - set(broker.directories))
+        candidates = [d for d in broker.directories if d not in broker.cordoned_directories]
+        load = {d: len(self._image.topics.index.in_directory.get(d, [])) for d in candidates}
+        assignments: list[DirectoryAssignment] = []
+        skipped: list[str] = []
+        for topic_id, partition_id in self._image.topics.index.on_broker.get(broker_id, []):
+            partition = self._image.topics.partition(topic_id, partition_id)
+            assert partition is not None
+            current = partition.directory(broker_id)
+            if current in broker.directories:
+                continue  # already in an online directory
+            name = self._image.topics.name_of(topic_id)
+            if current not in (DirectoryId.UNASSIGNED, DirectoryId.MIGRATING) and some_offline:
+                # LOST or unknown while a directory is offline: the replica may be on that disk.
+                skipped.append(f"{name}-{partition_id}: its directory is unknown while a directory is offline")
+                continue
+            if not candidates:
+                skipped.append(f"{name}-{partition_id}: every online directory is cordoned")
+                continue
+            # Ties go to the directory whose path sorts first, as an operator would expect.
+            target = min(candidates, key=lambda d: (load[d], self._image.cluster.path_of(broker_id, d) or "", d))
+            load[target] += 1
+            assignments.append(DirectoryAssignment(topic_id, partition_id, target))
+        result = self.assign_replicas_to_dirs(broker_id, assignments)
+        named = tuple(
+            AssignmentResult(self._image.topics.name_of(r.topic), r.partition, r.directory, r.error) for r in result.response.results
+        )
+        reply = AssignReplicasReply(broker_id, named, result.response.impact, tuple(skipped))
+        return ControllerResult.of(result.records, reply)
+
+    # AlterPartition (RCM:1008-1276) ----------------------------------------------------------
+
+    def alter_partition(self, request: AlterPartitionRequest) -> ControllerResult[ApiError]:
+        """The leader's ISR change; the first failing check wins (RCM:1150-1254). A change that
+        completes a reassignment may move leadership away from the sender: the reply is then
+        NEW_LEADER_ELECTED and the record is still written."""
+        broker = self._cluster.broker(request.broker_id)
+        epoch = broker.epoch if broker is not None and request.broker_epoch is None else request.broker_epoch
+        self._cluster.check_broker_epoch(request.broker_id, -1 if epoch is None else epoch)
+        partition = self._image.topics.partition(request.topic_id, request.partition)
+        if partition is None:
+            return ControllerResult.of([], ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION))
+        if request.leader_epoch > partition.leader_epoch or request.partition_epoch > partition.partition_epoch:
+            return ControllerResult.of([], ApiError(Errors.NOT_CONTROLLER))
+        if request.leader_epoch < partition.leader_epoch:
+            return ControllerResult.of([], ApiError(Errors.FENCED_LEADER_EPOCH))
+        if request.broker_id != partition.leader:
+            return ControllerResult.of([], ApiError(Errors.INVALID_REQUEST))
+        if request.partition_epoch < partition.partition_epoch:
+            return ControllerResult.of([], ApiError(Errors.INVALID_UPDATE_VERSION))
+        isr = request.new_isr
+        if (
+            len(set(isr)) != len(isr)
+            or any(r < 0 or r not in partition.replicas for r in isr)
+            or partition.leader not in isr
+        ):
+            return ControllerResult.of([], ApiError(Errors.INVALID_REQUEST))
+        if request.leader_recovery_state == LEADER_RECOVERY_RECOVERED + 1 and (
+            len(isr) > 1 or partition.leader_recovery_state == LEADER_RECOVERY_RECOVERED
+        ):
+            return ControllerResult.of([], ApiError(Errors.INVALID_REQUEST))
+        for replica in isr:
+            if not self._cluster.is_active(replica):
+                return ControllerResult.of([], ApiError(Errors.INELIGIBLE_REPLICA))
+        key = (request.topic_id, request.partition)
+        builder = self.change_builder(key, self.leader_acceptor(partition))
+        builder.set_election(Election.UNCLEAN if self._unclean_enabled(request.topic_id) else Election.ONLINE)
+        builder.set_target_isr(isr).set_target_leader_recovery_state(request.leader_recovery_state)
+        record = builder.build()
+        records = [record] if record is not None else []
+        if record is not None and record.leader not in (-2, request.broker_id):
+            return ControllerResult.of(records, ApiError(Errors.NEW_LEADER_ELECTED))
+        return ControllerResult.of(records, ApiError(Errors.NONE))
+
+    # Elections (RCM:1428-1531) -------------------------------------------------------------
+
+    def elect_leaders(self, election: Election, partitions: Sequence[tuple[str, int]] | None) -> ControllerResult[ElectLeadersReply]:
+        if election not in (Election.PREFERRED, Election.UNCLEAN):
+            raise ControllerApiError(Errors.INVALID_REQUEST, f"Unknown election type {election}")
+        all_partitions = partitions is None
+        if partitions is None:
+            partitions = [(topic.name, pid) for topic, pid, _ in self._image.topics.partitions()]
+        records: list[Record] = []
+        results: list[ElectionResult] = []
+        for name, partition_id in partitions:
+            error = self._elect_one(election, name, partition_id, records)
+            if all_partitions and error.error is Errors.ELECTION_NOT_NEEDED:
+                continue
+            results.append(ElectionResult(name, partition_id, error))
+        reply = ElectLeadersReply(election, tuple(results), summarize_changes(self._image, records))
+        return ControllerResult.atomic_of(records, reply)
+
+    def _elect_one(self, election: Election, name: str, partition_id: int, records: list[Record]) -> ApiError:
+        topic = self._topic_by_name(name)
+        if topic is None:
+            return ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {name}")
+        partition = topic.partitions.get(partition_id)
+        if partition is None:
+            return ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {name}-{partition_id}")
+        if (election is Election.PREFERRED and partition.has_preferred_leader) or (
+            election is Election.UNCLEAN and partition.has_leader
+        ):
+            return ApiError(Errors.ELECTION_NOT_NEEDED)
+        builder = self.change_builder((topic.topic_id, partition_id), self.leader_acceptor(partition)).set_election(election)
+        record = builder.build()
+        if record is None:
+            return ApiError(
+                Errors.PREFERRED_LEADER_NOT_AVAILABLE if election is Election.PREFERRED else Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE
+            )
+        records.append(record)
+        return ApiError(Errors.NONE)

@@ -4,7 +4,7 @@ from kjbod.image.cluster import BrokerRegistration, ClusterImage
 from kjbod.image.configs import ConfigsImage
 from kjbod.image.features import FeaturesImage
 from kjbod.image.image import EMPTY_IMAGE, Delta, Image, replay_all
-from kjbod.image.topics import PartitionRegistration, TopicImage, TopicsImage
+from kjbod.image.topics import PartitionRegistration, ReplicaLog, TopicImage, TopicsImage
 
 __all__ = [
     "EMPTY_IMAGE",
@@ -15,6 +15,7 @@ __all__ = [
     "FeaturesImage",
     "Image",
     "PartitionRegistration",
+    "ReplicaLog",
     "TopicImage",
     "TopicsImage",
     "replay_all",

@@ -25,6 +25,7 @@ from kjbod.records import (
     KjbodBrokerLogDirsRecord,
     KjbodClockRecord,
     KjbodPartitionSizeRecord,
+    KjbodReplicaLogRecord,
     NoOpRecord,
     PartitionChangeRecord,
     PartitionRecord,
@@ -129,6 +130,8 @@ class Delta:
                 self.configs().remove_resource(CONFIG_RESOURCE_TOPIC, name)
             case KjbodPartitionSizeRecord():
                 self.topics().replay_partition_size(record)
+            case KjbodReplicaLogRecord():
+                self.topics().replay_replica_log(record)
             case RegisterBrokerRecord():
                 self.cluster().replay_register(record, offset)
             case UnregisterBrokerRecord():

@@ -19,6 +19,7 @@ from kjbod.errors import ReplayError
 from kjbod.records import (
     LEADER_RECOVERY_NO_CHANGE,
     KjbodPartitionSizeRecord,
+    KjbodReplicaLogRecord,
     NO_LEADER,
     NO_LEADER_CHANGE,
     PartitionChangeRecord,
@@ -152,6 +153,33 @@ class PartitionRegistration(NamedTuple):
         )
 
 
+PartitionKey = tuple[str, int]  # (topic id, partition id)
+
+
+@dataclass(frozen=True)
+class PartitionIndex:
+    """Who holds what, for operations that touch a broker's or a directory's partitions
+    (Kafka keeps these as BrokersToIsrs and directoriesToPartitions)."""
+
+    in_isr: Mapping[int, list[PartitionKey]]
+    led_by: Mapping[int, list[PartitionKey]]
+    leaderless: list[PartitionKey]
+    on_broker: Mapping[int, list[PartitionKey]]
+    # Only real (non-reserved) directory ids, as Kafka's index.
+    in_directory: Mapping[str, list[PartitionKey]]
+
+
+class ReplicaLog(NamedTuple):
+    """A replica's log where it differs from a complete copy (see KjbodReplicaLogRecord)."""
+
+    directory_id: str | None
+    size_bytes: int
+    offset_lag: int
+
+
+ReplicaLogKey = tuple[int, int, bool]  # (partition id, broker id, future)
+
+
 @dataclass(frozen=True)
 class TopicImage:
     name: str
@@ -159,9 +187,43 @@ class TopicImage:
     partitions: Mapping[int, PartitionRegistration]
     # kjbod's own: the size of each partition's log in bytes (absent = unknown, treated as 0).
     sizes: Mapping[int, int] = field(default_factory=lambda: MappingProxyType({}))
+    # kjbod's own: replicas whose log is not a complete copy, and future replicas.
+    replica_logs: Mapping[ReplicaLogKey, ReplicaLog] = field(default_factory=lambda: MappingProxyType({}))
 
     def size(self, partition_id: int) -> int:
         return self.sizes.get(partition_id, 0)
+
+    def replica_size(self, partition_id: int, broker_id: int) -> int:
+        """The bytes a replica's log holds: the whole partition unless it is still copying."""
+        log = self.replica_logs.get((partition_id, broker_id, False))
+        return self.size(partition_id) if log is None else log.size_bytes
+
+    def future_replica(self, partition_id: int, broker_id: int) -> ReplicaLog | None:
+        return self.replica_logs.get((partition_id, broker_id, True))
+
+    @cached_property
+    def index(self) -> PartitionIndex:
+        in_isr: dict[int, list[PartitionKey]] = {}
+        led_by: dict[int, list[PartitionKey]] = {}
+        on_broker: dict[int, list[PartitionKey]] = {}
+        in_directory: dict[str, list[PartitionKey]] = {}
+        leaderless: list[PartitionKey] = []
+        reserved = (DirectoryId.MIGRATING, DirectoryId.UNASSIGNED, DirectoryId.LOST)
+        for partition_id in sorted(self.partitions):
+            p = self.partitions[partition_id]
+            key = (self.topic_id, partition_id)
+            for broker in p.isr:
+                in_isr.setdefault(broker, []).append(key)
+            for broker in p.replicas:
+                on_broker.setdefault(broker, []).append(key)
+            for directory in p.directories:
+                if directory not in reserved:
+                    in_directory.setdefault(directory, []).append(key)
+            if p.leader == NO_LEADER:
+                leaderless.append(key)
+            else:
+                led_by.setdefault(p.leader, []).append(key)
+        return PartitionIndex(in_isr, led_by, leaderless, on_broker, in_directory)
 
 
 class TopicsImage:
@@ -194,6 +256,27 @@ class TopicsImage:
             for partition_id in sorted(topic.partitions):
                 yield topic, partition_id, topic.partitions[partition_id]
 
+    @cached_property
+    def index(self) -> PartitionIndex:
+        """Merged from each topic's own index, which survives for as long as the topic does not
+        change, so a new image after a small commit does not rescan every partition."""
+        in_isr: dict[int, list[PartitionKey]] = {}
+        led_by: dict[int, list[PartitionKey]] = {}
+        on_broker: dict[int, list[PartitionKey]] = {}
+        in_directory: dict[str, list[PartitionKey]] = {}
+        leaderless: list[PartitionKey] = []
+        for topic_id in sorted(self._by_id):
+            part = self._by_id[topic_id].index
+            for merged, own in ((in_isr, part.in_isr), (led_by, part.led_by), (on_broker, part.on_broker), (in_directory, part.in_directory)):
+                for key, keys in own.items():
+                    merged.setdefault(key, []).extend(keys)
+            leaderless.extend(part.leaderless)
+        return PartitionIndex(in_isr, led_by, leaderless, on_broker, in_directory)
+
+    def name_of(self, topic_id: str) -> str:
+        topic = self._by_id.get(topic_id)
+        return topic.name if topic else topic_id
+
     @property
     def partition_count(self) -> int:
         return sum(len(topic.partitions) for topic in self._by_id.values())
@@ -220,6 +303,12 @@ class TopicsImage:
                     0,
                     len(ids),
                     {"topic_id": [topic_id] * len(ids), "partition_id": ids, "size_bytes": [topic.sizes[i] for i in ids]},
+                )
+            for (partition_id, broker_id, future) in sorted(topic.replica_logs):
+                log = topic.replica_logs[(partition_id, broker_id, future)]
+                yield KjbodReplicaLogRecord(
+                    topic_id=topic_id, partition_id=partition_id, broker_id=broker_id, future=future,
+                    directory_id=log.directory_id, size_bytes=log.size_bytes, offset_lag=log.offset_lag,
                 )
 
 
@@ -250,12 +339,19 @@ def partition_run(topic_id: str, partitions: Mapping[int, PartitionRegistration]
 
 
 class _TopicChanges:
-    __slots__ = ("name", "partitions", "sizes")
+    __slots__ = ("name", "partitions", "sizes", "replica_logs")
 
-    def __init__(self, name: str, partitions: dict[int, PartitionRegistration], sizes: dict[int, int]) -> None:
+    def __init__(
+        self,
+        name: str,
+        partitions: dict[int, PartitionRegistration],
+        sizes: dict[int, int],
+        replica_logs: dict[ReplicaLogKey, ReplicaLog],
+    ) -> None:
         self.name = name
         self.partitions = partitions
         self.sizes = sizes
+        self.replica_logs = replica_logs
 
 
 class TopicsDelta:
@@ -275,7 +371,7 @@ class TopicsDelta:
             base = self._base.get(topic_id)
             if base is None:
                 return None
-            changes = _TopicChanges(base.name, dict(base.partitions), dict(base.sizes))
+            changes = _TopicChanges(base.name, dict(base.partitions), dict(base.sizes), dict(base.replica_logs))
             self._changed[topic_id] = changes
         return changes
 
@@ -301,7 +397,7 @@ class TopicsDelta:
         if self._topic(record.topic_id) is not None:
             raise ReplayError(f"Found duplicate TopicRecord for topic ID {record.topic_id}")
         self._removed.discard(record.topic_id)
-        self._changed[record.topic_id] = _TopicChanges(record.name, {}, {})
+        self._changed[record.topic_id] = _TopicChanges(record.name, {}, {}, {})
         names[record.name] = record.topic_id
 
     def replay_partition(self, record: PartitionRecord) -> None:
@@ -321,7 +417,12 @@ class TopicsDelta:
         current = topic.partitions.get(record.partition_id)
         if current is None:
             raise ReplayError(f"Tried to change partition {where}, but no partition with that id was found.")
-        topic.partitions[record.partition_id] = current.merge(record)
+        merged = current.merge(record)
+        topic.partitions[record.partition_id] = merged
+        if record.replicas is not None and topic.replica_logs:
+            # A replica that left the partition takes its log with it.
+            for key in [k for k in topic.replica_logs if k[0] == record.partition_id and k[1] not in merged.replicas]:
+                del topic.replica_logs[key]
 
     def replay_remove_topic(self, record: RemoveTopicRecord) -> str:
         """Remove the topic; returns its name so its configs can go too."""
@@ -385,6 +486,20 @@ class TopicsDelta:
             )
         topic.sizes[record.partition_id] = record.size_bytes
 
+    def replay_replica_log(self, record: KjbodReplicaLogRecord) -> None:
+        topic = self._topic(record.topic_id)
+        partition = topic.partitions.get(record.partition_id) if topic else None
+        where = f"{record.topic_id}:{record.partition_id}"
+        if partition is None:
+            raise ReplayError(f"Tried to record a replica log of partition {where}, but no partition with that id was found.")
+        if record.broker_id not in partition.replicas:
+            raise ReplayError(f"Tried to record a replica log of partition {where} on broker {record.broker_id}, which is not a replica.")
+        key = (record.partition_id, record.broker_id, record.future)
+        if record.size_bytes is None:
+            topic.replica_logs.pop(key, None)  # type: ignore[union-attr]
+        else:
+            topic.replica_logs[key] = ReplicaLog(record.directory_id, record.size_bytes, record.offset_lag)  # type: ignore[union-attr]
+
     def replay_size_run(self, run: RecordRun) -> None:
         columns = run.columns
         topic_id = None
@@ -404,6 +519,10 @@ class TopicsDelta:
         by_id = {k: v for k, v in self._base.by_id.items() if k not in self._removed and k not in self._changed}
         for topic_id, changes in self._changed.items():
             by_id[topic_id] = TopicImage(
-                changes.name, topic_id, MappingProxyType(changes.partitions), MappingProxyType(changes.sizes)
+                changes.name,
+                topic_id,
+                MappingProxyType(changes.partitions),
+                MappingProxyType(changes.sizes),
+                MappingProxyType(changes.replica_logs),
             )
         return TopicsImage(by_id)

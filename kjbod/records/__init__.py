@@ -6,6 +6,7 @@ from kjbod.records.kjbod_records import (
     KjbodClockRecord,
     KjbodLogDir,
     KjbodPartitionSizeRecord,
+    KjbodReplicaLogRecord,
 )
 from kjbod.records.metadata import (
     CONFIG_RESOURCE_BROKER,
@@ -35,4 +36,36 @@ from kjbod.records.metadata import (
     UnregisterBrokerRecord,
 )
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ = [
+    "BrokerEndpoint",
+    "BrokerFeature",
+    "BrokerRegistrationChangeRecord",
+    "CONFIG_RESOURCE_BROKER",
+    "CONFIG_RESOURCE_TOPIC",
+    "ConfigRecord",
+    "ENTER_CONTROLLED_SHUTDOWN",
+    "FENCE",
+    "FeatureLevelRecord",
+    "FenceBrokerRecord",
+    "KjbodBrokerLogDirsRecord",
+    "KjbodClockRecord",
+    "KjbodLogDir",
+    "KjbodPartitionSizeRecord",
+    "KjbodReplicaLogRecord",
+    "LEADER_RECOVERY_NO_CHANGE",
+    "LEADER_RECOVERY_RECOVERED",
+    "LEADER_RECOVERY_RECOVERING",
+    "NO_CHANGE",
+    "NO_LEADER",
+    "NO_LEADER_CHANGE",
+    "NoOpRecord",
+    "PartitionChangeRecord",
+    "PartitionRecord",
+    "Record",
+    "RegisterBrokerRecord",
+    "RemoveTopicRecord",
+    "TopicRecord",
+    "UNFENCE",
+    "UnfenceBrokerRecord",
+    "UnregisterBrokerRecord",
+]

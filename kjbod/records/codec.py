@@ -24,7 +24,12 @@ import orjson
 from pydantic import Field, TypeAdapter, ValidationError
 
 from kjbod.records.base import Record
-from kjbod.records.kjbod_records import KjbodBrokerLogDirsRecord, KjbodClockRecord, KjbodPartitionSizeRecord
+from kjbod.records.kjbod_records import (
+    KjbodBrokerLogDirsRecord,
+    KjbodClockRecord,
+    KjbodPartitionSizeRecord,
+    KjbodReplicaLogRecord,
+)
 from kjbod.records.metadata import (
     BrokerRegistrationChangeRecord,
     ConfigRecord,
@@ -56,11 +61,20 @@ RECORD_TYPES: tuple[type[Record], ...] = (
     KjbodBrokerLogDirsRecord,
     KjbodPartitionSizeRecord,
     KjbodClockRecord,
+    KjbodReplicaLogRecord,
 )
 RECORD_TYPES_BY_NAME = {cls.__name__: cls for cls in RECORD_TYPES}
 # Types whose fields are all scalars or lists of scalars, and so can be stored as runs.
 RUN_TYPES = frozenset(
-    {PartitionRecord, PartitionChangeRecord, KjbodPartitionSizeRecord, KjbodClockRecord, TopicRecord, ConfigRecord}
+    {
+        PartitionRecord,
+        PartitionChangeRecord,
+        KjbodPartitionSizeRecord,
+        KjbodReplicaLogRecord,
+        KjbodClockRecord,
+        TopicRecord,
+        ConfigRecord,
+    }
 )
 MIN_RUN = 8
 

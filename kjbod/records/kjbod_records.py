@@ -43,6 +43,24 @@ class KjbodPartitionSizeRecord(Record):
     size_bytes: Int64 = Field(ge=0, description="The size of the partition's log in bytes.")
 
 
+class KjbodReplicaLogRecord(Record):
+    """One replica's log on its broker, where it differs from a complete copy of the partition:
+    a follower still copying (after a restart, a replaced disk, or as a replica being added) or
+    a future replica (KIP-113) being built in another directory of the same broker. A replica
+    without an entry holds the whole partition. `size_bytes` null removes the entry."""
+
+    API_KEY = 1003
+    VERSIONS = range(0, 1)
+    type: Literal["KjbodReplicaLogRecord"] = "KjbodReplicaLogRecord"
+    topic_id: UuidText = Field(description="The topic id.")
+    partition_id: Int32 = Field(description="The partition id.")
+    broker_id: Int32 = Field(description="The broker holding the replica.")
+    future: bool = Field(False, description="True for the future replica of an intra-broker move (KIP-113).")
+    directory_id: UuidText | None = Field(None, description="For a future replica: the directory it is built in.")
+    size_bytes: Int64 | None = Field(ge=0, description="The bytes the replica's log holds; null removes the entry.")
+    offset_lag: Int64 = Field(0, ge=0, description="How many offsets the replica is behind the leader's log end.")
+
+
 class KjbodClockRecord(Record):
     """The simulated clock of the cluster state moved to a new time."""
 

@@ -73,7 +73,7 @@ def test_a_truncated_last_batch_is_recovered_by_the_next_write(cli: Cli, state_d
     assert cli("clock", "show").stdout == "Simulated time: 3s (3000 ms)\n"
     write = cli("clock", "advance", "1s")
     assert write.exit_code == 0
-    assert write.stderr.startswith(f"Recovered the cluster state: removed an interrupted write left ")
+    assert write.stderr.startswith("Recovered the cluster state: removed an interrupted write left ")
     assert write.stdout == "Advanced the clock by 1s to 4s.\n"
     assert cli("metadata", "verify").stdout.endswith("Snapshots verified: 0\nThe cluster state is intact.\n")
 

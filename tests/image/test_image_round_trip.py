@@ -14,6 +14,7 @@ from kjbod.records import (
     KjbodClockRecord,
     KjbodLogDir,
     KjbodPartitionSizeRecord,
+    KjbodReplicaLogRecord,
     PartitionChangeRecord,
     PartitionRecord,
     RegisterBrokerRecord,
@@ -39,6 +40,8 @@ def sample_image() -> Image:
         PartitionRecord(version=1, topic_id=T2, partition_id=0, replicas=(2,), isr=(2,), leader=2, leader_epoch=0, partition_epoch=0),
         PartitionChangeRecord(version=1, topic_id=T1, partition_id=3, leader=2, isr=(2,), directories=(D2, D1)),
         KjbodPartitionSizeRecord(topic_id=T1, partition_id=3, size_bytes=5000),
+        KjbodReplicaLogRecord(topic_id=T1, partition_id=3, broker_id=1, size_bytes=1200, offset_lag=40),
+        KjbodReplicaLogRecord(topic_id=T1, partition_id=3, broker_id=2, future=True, directory_id=D2, size_bytes=300),
         ConfigRecord(resource_type=2, resource_name="orders", name="retention.ms", value="10"),
         KjbodClockRecord(time_ms=60_000),
     ]

@@ -191,3 +191,23 @@ def test_replay_leaves_the_base_image_untouched_and_a_delta_is_used_once() -> No
     assert after.offset == base.offset + 1
     with pytest.raises(RuntimeError, match="already applied"):
         delta.replay(PartitionChangeRecord(topic_id=T, partition_id=0, leader=3), after.next_offset)
+
+
+def test_replica_logs_follow_their_partition() -> None:
+    from kjbod.records import KjbodReplicaLogRecord
+
+    image = replay_all(EMPTY_IMAGE, [
+        *topic_with_partition(),
+        KjbodReplicaLogRecord(topic_id=T, partition_id=0, broker_id=3, size_bytes=10, offset_lag=5),
+        KjbodReplicaLogRecord(topic_id=T, partition_id=0, broker_id=2, future=True, directory_id=D1, size_bytes=4),
+    ])
+    topic = image.topics.by_id[T]
+    assert topic.replica_size(0, 3) == 10 and topic.replica_size(0, 1) == 0
+    assert topic.future_replica(0, 2).directory_id == D1
+    # Broker 3 leaves the replicas: its log goes; broker 2's future replica stays.
+    after = replay_all(image, [PartitionChangeRecord(version=1, topic_id=T, partition_id=0, replicas=(1, 2), isr=(1, 2), directories=(D1, D2))])
+    assert set(after.topics.by_id[T].replica_logs) == {(0, 2, True)}
+    gone = replay_all(after, [KjbodReplicaLogRecord(topic_id=T, partition_id=0, broker_id=2, future=True, size_bytes=None)])
+    assert not gone.topics.by_id[T].replica_logs
+    with pytest.raises(ReplayError, match="on broker 9, which is not a replica"):
+        replay_all(image, [KjbodReplicaLogRecord(topic_id=T, partition_id=0, broker_id=9, size_bytes=1)])

@@ -14,6 +14,7 @@ from kjbod.records import (
     KjbodClockRecord,
     KjbodLogDir,
     KjbodPartitionSizeRecord,
+    KjbodReplicaLogRecord,
     NoOpRecord,
     PartitionChangeRecord,
     PartitionRecord,
@@ -64,4 +65,5 @@ def examples() -> list[Record]:
         KjbodBrokerLogDirsRecord(broker_id=1, log_dirs=(KjbodLogDir(directory_id=DIR_A, path="/mnt/d1", capacity_bytes=10**12),)),
         KjbodPartitionSizeRecord(topic_id=TOPIC, partition_id=0, size_bytes=123456789),
         KjbodClockRecord(time_ms=1_500_000),
+        KjbodReplicaLogRecord(topic_id=TOPIC, partition_id=0, broker_id=2, future=True, directory_id=DIR_B, size_bytes=1024, offset_lag=7),
     ]
