@@ -35,6 +35,7 @@ from kjbod.records import (
     BrokerRegistrationChangeRecord,
     ConfigRecord,
     KjbodPartitionSizeRecord,
+    KjbodReplicaLogRecord,
     PartitionChangeRecord,
     PartitionRecord,
     Record,
@@ -605,6 +606,11 @@ class ReplicationControl:
                 record = builder.set_directory(broker_id, item.directory).build()
                 if record is not None:
                     records.append(record)
+                    if self._data_lost(broker, partition.directory(broker_id), item.directory):
+                        # The replica's data stayed on a dead or unknown disk: it refills from the leader.
+                        records.append(
+                            KjbodReplicaLogRecord(topic_id=topic_id, partition_id=item.partition, broker_id=broker_id, size_bytes=0)
+                        )
                 if not broker.has_online_dir(item.directory):
                     offline_partitions[(topic_id, item.partition)] = None
             results.append(AssignmentResult(item.topic, item.partition, item.directory, error))
@@ -612,6 +618,13 @@ class ReplicationControl:
         records.extend(self.leader_and_isr_updates(offline_partitions, remove=broker_id))
         reply = AssignReplicasReply(broker_id, tuple(results), summarize_changes(self._image, records))
         return ControllerResult.of(records, reply)
+
+    @staticmethod
+    def _data_lost(broker, old: str, new: str) -> bool:  # noqa: ANN001
+        """A replica moved from a directory that is not online (LOST, failed, replaced) to one
+        that is: its log is empty there. UNASSIGNED/MIGRATING replicas were never placed."""
+        placed_nowhere = old in (DirectoryId.UNASSIGNED, DirectoryId.MIGRATING)
+        return not placed_nowhere and not broker.has_online_dir(old) and broker.has_online_dir(new)
 
     def auto_assign_dirs(self, broker_id: int) -> ControllerResult[AssignReplicasReply]:
         """What the broker itself does under KIP-858: give every replica without a usable

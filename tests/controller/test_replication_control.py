@@ -366,3 +366,18 @@ def test_an_unclean_election_with_nobody_alive_reports_eligible_leaders_not_avai
     image = apply(image, Controller(image).replication.fence_broker(1))
     result = Controller(image).replication.elect_leaders(Election.UNCLEAN, [("t", 0)])
     assert result.response.results[0].error.error is Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE and result.records == ()
+
+
+def test_a_replica_moved_off_a_dead_disk_starts_empty() -> None:
+    from kjbod.records import KjbodReplicaLogRecord
+
+    image, dirs = with_brokers(bootstrap(), 2, dirs_each=2)
+    image = apply(image, Controller(image).replication.create_topic(CreateTopicRequest("t", assignment=((1, 2),))))
+    image = apply(image, Controller(image).replication.assign_replicas_to_dirs(1, [DirectoryAssignment("t", 0, dirs[1][0])]))
+    topic_id, _ = topic_partitions(image, "t")
+    assert image.topics.by_id[topic_id].replica_logs == {}  # placed from UNASSIGNED: nothing lost
+    image = apply(image, heartbeat(image, 1, offline_log_dirs=(dirs[1][0],)))
+    result = Controller(image).replication.assign_replicas_to_dirs(1, [DirectoryAssignment("t", 0, dirs[1][1])])
+    assert any(isinstance(r, KjbodReplicaLogRecord) and r.size_bytes == 0 for r in result.records)
+    after = apply(image, result)
+    assert after.topics.by_id[topic_id].replica_size(0, 1) == 0
