@@ -1,0 +1,183 @@
+"""The server.properties settings the storage tools read (storage reference §1.3).
+
+Kafka turns the file into a full KafkaConfig; the storage tools use only the directories, the
+node's roles and id, the controller listeners and two flags, so only those are parsed and
+checked here (with KafkaConfig's messages where it has them). Settings kjbod does not read are
+not validated.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from kjbod.errors import UserError
+from kjbod.storage.properties import read_properties
+
+BROKER_ROLE = "broker"
+CONTROLLER_ROLE = "controller"
+DEFAULT_LOG_DIR = "/tmp/kafka-logs"
+DEFAULT_LISTENERS = "PLAINTEXT://:9092"
+
+# CoreUtils.listenerListToEndPoints: NAME://host:port, host optionally in [brackets].
+_ENDPOINT = re.compile(r"^(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)$")
+_JAVA_INT = re.compile(r"[+-]?\d+")
+
+
+def java_trim(text: str) -> str:
+    """`String.trim()`: strips every character <= U+0020 (not Python's Unicode whitespace)."""
+    start, end = 0, len(text)
+    while start < end and text[start] <= " ":
+        start += 1
+    while end > start and text[end - 1] <= " ":
+        end -= 1
+    return text[start:end]
+
+
+def parse_java_int(text: str, *, bits: int = 32) -> int:
+    """`Integer.parseInt` / `Short.parseShort`: no trimming, optional sign, range-checked.
+
+    Raises ValueError on anything Java rejects.
+    """
+    if not _JAVA_INT.fullmatch(text):
+        raise ValueError(text)
+    value = int(text)
+    limit = 1 << (bits - 1)
+    if not -limit <= value < limit:
+        raise ValueError(text)
+    return value
+
+
+def parse_csv_list(text: str) -> list[str]:
+    """`Utils.parseCsvList`: trimmed items split at commas (with surrounding spaces), no empties."""
+    return [item for item in re.split(r"\s*,\s*", text.strip()) if item]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    listener: str
+    host: str | None
+    port: int
+
+
+@dataclass(frozen=True)
+class NodeConfig:
+    """What the storage tools need from one node's server.properties."""
+
+    path: Path
+    process_roles: tuple[str, ...]
+    node_id: int
+    log_dirs: tuple[str, ...]
+    metadata_log_dir: str
+    controller_listener_names: tuple[str, ...]
+    quorum_voters: str
+    listeners: str
+    advertised_listeners: str | None
+    unstable_feature_versions: bool
+    # The raw `inter.broker.protocol.version`, if the file sets it.
+    inter_broker_protocol_version: str | None
+
+    @property
+    def kraft_mode(self) -> bool:
+        return bool(self.process_roles)
+
+    @property
+    def is_controller(self) -> bool:
+        return CONTROLLER_ROLE in self.process_roles
+
+    @property
+    def directories(self) -> tuple[str, ...]:
+        """The log dirs and the metadata log dir, duplicates removed, in Java String order.
+
+        Java compares UTF-16 code units; Python compares code points. They differ only for
+        characters outside the BMP, so sorting by the UTF-16 encoding keeps Java's order.
+        """
+        unique = set(self.log_dirs) | {self.metadata_log_dir}
+        return tuple(sorted(unique, key=lambda d: d.encode("utf-16-be")))
+
+    def controller_endpoints(self) -> list[Endpoint]:
+        """KafkaConfig.effectiveAdvertisedControllerListeners: for each controller listener
+        name in order, its advertised endpoint if there is one, else its `listeners` endpoint."""
+        advertised = _endpoints(self.advertised_listeners or "", self.path, "advertised.listeners")
+        configured = _endpoints(self.listeners, self.path, "listeners")
+        found: list[Endpoint] = []
+        for name in self.controller_listener_names:
+            # Listener names compare upper-cased (ListenerName.normalised).
+            match = next((e for e in advertised if e.listener == name.upper()), None)
+            match = match or next((e for e in configured if e.listener == name.upper()), None)
+            if match is not None:
+                found.append(match)
+        return found
+
+
+def _config_error(path: Path, key: str, value: str, reason: str) -> UserError:
+    # ConfigException's text, with the file named so the operator knows where to look.
+    return UserError(f"Invalid value {value} for configuration {key}: {reason} (in {path})")
+
+
+def _endpoints(text: str, path: Path, key: str) -> list[Endpoint]:
+    endpoints = []
+    for item in parse_csv_list(text):
+        match = _ENDPOINT.match(item)
+        if match is None:
+            raise _config_error(path, key, text, f"Unable to parse {item} to a broker endpoint")
+        listener, host, port = match.groups()
+        endpoints.append(Endpoint(listener.upper(), host or None, int(port)))
+    return endpoints
+
+
+def _int_setting(props: dict[str, str], key: str, path: Path) -> int | None:
+    raw = props.get(key)
+    if raw is None:
+        return None
+    try:
+        # ConfigDef trims INT values before parsing them.
+        return parse_java_int(java_trim(raw))
+    except ValueError:
+        raise _config_error(path, key, raw, "Not a number of type INT") from None
+
+
+def _bool_setting(props: dict[str, str], key: str, path: Path) -> bool:
+    raw = props.get(key)
+    if raw is None:
+        return False
+    value = java_trim(raw).lower()
+    if value not in ("true", "false"):
+        raise _config_error(path, key, raw, "Expected value to be either true or false")
+    return value == "true"
+
+
+def load_node_config(path: Path) -> NodeConfig:
+    """Read server.properties; raises UserError naming the file for anything unusable."""
+    props = read_properties(path)
+    roles: list[str] = []
+    for role in parse_csv_list(props.get("process.roles", "")):
+        if role not in (BROKER_ROLE, CONTROLLER_ROLE):
+            raise UserError(
+                f"Unknown process role '{role}' (only 'broker' and 'controller' are allowed roles) (in {path})"
+            )
+        if role not in roles:
+            roles.append(role)
+    # node.id and broker.id are synonyms (KafkaConfig.populateSynonyms); -1 means unset.
+    node_id = _int_setting(props, "node.id", path)
+    if node_id is None:
+        node_id = _int_setting(props, "broker.id", path)
+    log_dirs_text = props.get("log.dirs")
+    log_dirs = parse_csv_list(log_dirs_text if log_dirs_text is not None else props.get("log.dir", DEFAULT_LOG_DIR))
+    if not log_dirs:
+        raise UserError(f"At least one log directory must be defined via log.dirs or log.dir. (in {path})")
+    metadata_log_dir = props.get("metadata.log.dir") or log_dirs[0]
+    return NodeConfig(
+        path=path,
+        process_roles=tuple(roles),
+        node_id=-1 if node_id is None else node_id,
+        log_dirs=tuple(log_dirs),
+        metadata_log_dir=metadata_log_dir,
+        controller_listener_names=tuple(parse_csv_list(props.get("controller.listener.names", ""))),
+        quorum_voters=props.get("controller.quorum.voters", "").strip(),
+        listeners=props.get("listeners", DEFAULT_LISTENERS),
+        advertised_listeners=props.get("advertised.listeners"),
+        unstable_feature_versions=_bool_setting(props, "unstable.feature.versions.enable", path),
+        inter_broker_protocol_version=props.get("inter.broker.protocol.version"),
+    )

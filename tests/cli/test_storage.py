@@ -1,0 +1,370 @@
+"""`kjbod format` and `kjbod meta`: kafka-storage's lines, streams and exit codes."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from kjbod.common.kafka_uuid import DirectoryId, Uuid
+from kjbod.storage.meta_properties import (
+    MetaProperties,
+    read_meta_properties,
+    write_meta_properties,
+)
+from kjbod.storage.properties import read_properties
+
+from ..conftest import Cli
+
+CLUSTER_ID = "XcZZOzUqS4yHOjhMQB6JLQ"
+ID_A = "ZNJ-ywU0nnQwRv5eRRU9ow"
+ID_B = "3Ysf3XtkRKaFMEp3Xxj5DA"
+UUID_TEXT = r"[A-Za-z0-9_-]{21}[AQgw]"
+
+
+def write_config(tmp_path: Path, name: str = "server.properties", **settings: str) -> Path:
+    values = {
+        "process.roles": "broker",
+        "node.id": "1",
+        "controller.quorum.voters": "3000@controller:9093",
+        "controller.listener.names": "CONTROLLER",
+        "log.dirs": f"{tmp_path}/d2,{tmp_path}/d1",
+    }
+    values.update({key.replace("_", "."): value for key, value in settings.items()})
+    path = tmp_path / name
+    path.write_text("".join(f"{key}={value}\n" for key, value in values.items()))
+    return path
+
+
+def controller_config(tmp_path: Path) -> Path:
+    return write_config(
+        tmp_path,
+        "controller.properties",
+        process_roles="controller",
+        node_id="3000",
+        controller_quorum_voters="3000@localhost:9093",
+        listeners="CONTROLLER://:9093",
+        log_dirs=f"{tmp_path}/meta",
+    )
+
+
+def formatted(directory: Path, meta: MetaProperties) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    write_meta_properties(directory, meta.to_properties())
+
+
+# format ----------------------------------------------------------------------------------------
+
+
+def test_format_a_broker(cli: Cli, tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    result = cli("format", "--config", str(config), "--cluster-id", CLUSTER_ID, state=None)
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout == (
+        f"Formatting data directory {tmp_path}/d1 with metadata.version 4.3-IV0.\n"
+        f"Formatting metadata directory {tmp_path}/d2 with metadata.version 4.3-IV0.\n"
+    )
+    ids = set()
+    for name in ("d1", "d2"):
+        raw, meta = read_meta_properties(tmp_path / name)
+        assert (meta.version, meta.cluster_id, meta.node_id) == (1, CLUSTER_ID, 1)
+        assert list(raw) == ["cluster.id", "directory.id", "node.id", "version"]
+        lines = (tmp_path / name / "meta.properties").read_text().splitlines()
+        assert lines[0] == "#" and re.fullmatch(r"#\w{3} \w{3} \d\d \d\d:\d\d:\d\d \S+ \d{4}", lines[1])
+        ids.add(meta.directory_id)
+        assert (tmp_path / name / "bootstrap.checkpoint").stat().st_size > 0
+    assert len(ids) == 2 and not (tmp_path / "kjbod-state").exists()
+
+
+def test_format_json_output(cli: Cli, tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    result = cli("-o", "json", "format", "-c", str(config), "-t", CLUSTER_ID, "-r", "3.9", "-f", "group.version=1", state=None)
+    assert result.exit_code == 0
+    document = json.loads(result.stdout)
+    directories = document.pop("directories")
+    assert document == {
+        "dryRun": False,
+        "config": str(config),
+        "clusterId": CLUSTER_ID,
+        "nodeId": 1,
+        "metadataVersion": "3.9-IV0",
+        "featureLevels": {"group.version": 1, "kraft.version": 0, "metadata.version": 21, "transaction.version": 0},
+        "bootstrapRecords": [
+            {"name": "metadata.version", "featureLevel": 21},
+            {"name": "group.version", "featureLevel": 1},
+        ],
+        "initialControllers": [],
+        "allFormatted": False,
+        "clusterState": None,
+    }
+    for item, (name, kind) in zip(directories, (("d1", "data"), ("d2", "metadata")), strict=True):
+        assert item == {
+            "path": f"{tmp_path}/{name}",
+            "status": "formatted",
+            "type": kind,
+            "directoryId": read_meta_properties(tmp_path / name)[1].directory_id,
+            "error": None,
+        }
+
+
+def test_a_controller_initialises_the_cluster_state(cli: Cli, tmp_path: Path, state_dir: Path) -> None:
+    config = controller_config(tmp_path)
+    result = cli("format", "-c", str(config), "-t", CLUSTER_ID)
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout == (
+        f"Formatting metadata directory {tmp_path}/meta with metadata.version 4.3-IV0.\n"
+        f"Initialised the cluster state {state_dir} with metadata.version 4.3-IV0.\n"
+    )
+    assert cli("metadata", "dump").stdout.splitlines() == [
+        '{"offset":0,"type":"FeatureLevelRecord","version":0,"data":{"name":"metadata.version","featureLevel":30}}',
+        '{"offset":1,"type":"FeatureLevelRecord","version":0,"data":{"name":"group.version","featureLevel":1}}',
+        '{"offset":2,"type":"FeatureLevelRecord","version":0,"data":{"name":"transaction.version","featureLevel":2}}',
+    ]
+    again = cli("format", "-c", str(config), "-t", CLUSTER_ID, "--ignore-formatted")
+    assert again.exit_code == 0
+    assert again.stdout == "All of the log directories are already formatted.\n"
+    assert again.stderr == f"The cluster state {state_dir} already holds records; it was left as it is.\n"
+
+
+def test_a_controller_creates_a_missing_state(cli: Cli, tmp_path: Path) -> None:
+    state = tmp_path / "new-state"
+    result = cli("format", "-c", str(controller_config(tmp_path)), "-t", CLUSTER_ID, state=state)
+    assert result.exit_code == 0
+    assert result.stdout.endswith(f"Initialised the cluster state {state} with metadata.version 4.3-IV0.\n")
+    assert "metadata.version" in cli("metadata", "dump", state=state).stdout
+
+
+def test_a_dry_run_writes_nothing(cli: Cli, tmp_path: Path, state_dir: Path) -> None:
+    config = controller_config(tmp_path)
+    result = cli("format", "-c", str(config), "-t", CLUSTER_ID, "--dry-run")
+    assert (result.exit_code, result.stderr) == (0, "")
+    first, second = result.stdout.splitlines()
+    assert first == f"Would format metadata directory {tmp_path}/meta with metadata.version 4.3-IV0."
+    assert second == f"Would initialise the cluster state {state_dir} with metadata.version 4.3-IV0 if it holds no records yet."
+    assert not (tmp_path / "meta").exists()
+    assert cli("metadata", "dump").stdout == ""
+
+
+def test_an_already_formatted_directory(cli: Cli, tmp_path: Path) -> None:
+    formatted(tmp_path / "d2", MetaProperties(1, CLUSTER_ID, 1, ID_A))
+    before = (tmp_path / "d2" / "meta.properties").read_bytes()
+    result = cli("format", "-c", str(write_config(tmp_path)), "-t", CLUSTER_ID, state=None)
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == (
+        f"Log directory {tmp_path}/d2 is already formatted. "
+        "Use --ignore-formatted to ignore this directory and format the others.\n"
+    )
+    ignored = cli("format", "-c", str(write_config(tmp_path)), "-t", CLUSTER_ID, "-g", state=None)
+    assert ignored.stdout == f"Formatting data directory {tmp_path}/d1 with metadata.version 4.3-IV0.\n"
+    assert (tmp_path / "d2" / "meta.properties").read_bytes() == before
+
+
+def test_an_unreadable_directory_is_left_alone_the_others_formatted_and_the_exit_is_1(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "d1").write_text("a file")
+    result = cli("format", "-c", str(write_config(tmp_path)), "-t", CLUSTER_ID, state=None)
+    assert result.exit_code == 1
+    assert result.stdout == (
+        f"I/O error trying to read log directory {tmp_path}/d1. Ignoring...\n"
+        f"Formatting metadata directory {tmp_path}/d2 with metadata.version 4.3-IV0.\n"
+    )
+    assert result.stderr == (
+        f"{tmp_path}/d1: Cannot read {tmp_path}/d1/meta.properties: Not a directory\n"
+        f"1 log directory could not be read and was left alone: {tmp_path}/d1; fix or remove them from log.dirs "
+        "and run format again with --ignore-formatted\n"
+    )
+    assert (tmp_path / "d2" / "meta.properties").exists() and (tmp_path / "d1").read_text() == "a file"
+    only = write_config(tmp_path, "only.properties", log_dirs=f"{tmp_path}/d1")
+    failed = cli("format", "-c", str(only), "-t", CLUSTER_ID, state=None)
+    assert (failed.exit_code, failed.stdout) == (1, "")
+    assert failed.stderr == "No available log directories to format.\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-r", "9.9"], "Version 9.9 is not a valid version"),
+        (["-r", "4.4-IV0"], "metadata.version 4.4-IV0 is not yet stable."),
+        (["-f", "group.version"], "Can't parse feature=level string group.version: equals sign not found."),
+        (["-f", "foo=1"], "Unsupported feature: foo. Supported features are: group.version, kraft.version, transaction.version"),
+        (["-I", "1@host"], "No colon following hostname could be found."),
+        (["-s"], "You can only use --standalone on a controller."),
+    ],
+)
+def test_refusals_are_one_line_and_exit_1(cli: Cli, tmp_path: Path, args: list[str], message: str) -> None:
+    result = cli("format", "-c", str(write_config(tmp_path)), "-t", CLUSTER_ID, *args, state=None)
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", message + "\n")
+    assert not (tmp_path / "d1").exists()
+
+
+def test_a_missing_config_names_it(cli: Cli, tmp_path: Path) -> None:
+    result = cli("format", "-c", str(tmp_path / "nope.properties"), "-t", CLUSTER_ID, state=None)
+    assert (result.exit_code, result.stderr) == (1, f"Cannot read {tmp_path}/nope.properties: No such file or directory\n")
+
+
+def test_structural_errors_exit_2(cli: Cli, tmp_path: Path) -> None:
+    config = str(write_config(tmp_path))
+    assert cli("format", "-c", config, state=None).exit_code == 2  # --cluster-id is required
+    result = cli("format", "-c", config, "-t", CLUSTER_ID, "-s", "-N", state=None)
+    assert result.exit_code == 2
+    assert result.stderr == "argument --no-initial-controllers/-N: not allowed with argument --standalone/-s\n"
+
+
+def test_standalone_warns_about_the_kip_853_snapshot(cli: Cli, tmp_path: Path, state_dir: Path) -> None:
+    config = write_config(
+        tmp_path, "c.properties", process_roles="controller", node_id="3000", controller_quorum_voters="",
+        listeners="CONTROLLER://:9093", log_dirs=f"{tmp_path}/meta",
+    )
+    result = cli("format", "-c", str(config), "-t", CLUSTER_ID, "--standalone")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[0] == (
+        f"Formatting dynamic metadata voter directory {tmp_path}/meta with metadata.version 4.3-IV0."
+    )
+    assert result.stderr.startswith("Note: kjbod does not write the KIP-853 bootstrap snapshot")
+
+
+def test_a_write_failure_shows_what_was_done(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kjbod.storage import formatter
+
+    real_write = formatter.write_meta_properties
+
+    def fail_on_d2(directory: Path, props: dict, date: object = None) -> None:
+        if directory.name == "d2":
+            raise OSError(28, "No space left on device", str(directory / "meta.properties.tmp"))
+        real_write(directory, props, date)
+
+    monkeypatch.setattr(formatter, "write_meta_properties", fail_on_d2)
+    config = str(write_config(tmp_path))
+    result = cli("format", "-c", config, "-t", CLUSTER_ID, state=None)
+    assert result.exit_code == 1
+    assert result.stdout == (
+        f"Formatting data directory {tmp_path}/d1 with metadata.version 4.3-IV0.\n"
+        f"Formatting metadata directory {tmp_path}/d2 with metadata.version 4.3-IV0.\n"
+    )
+    assert result.stderr == (
+        f"Error while writing meta.properties file {tmp_path}/d2: No space left on device: {tmp_path}/d2/meta.properties.tmp\n"
+    )
+    as_json = cli("-o", "json", "format", "-c", config, "-t", CLUSTER_ID, "-g", state=None)
+    assert as_json.exit_code == 1
+    document = json.loads(as_json.stdout)  # exactly one document: the partial result
+    assert [(d["status"], d["error"]) for d in document["directories"]] == [
+        ("alreadyFormatted", None),
+        ("failed", f"No space left on device: {tmp_path}/d2/meta.properties.tmp"),
+    ]
+
+
+# meta info -------------------------------------------------------------------------------------
+
+
+def test_meta_info_healthy(cli: Cli, tmp_path: Path) -> None:
+    formatted(tmp_path / "d1", MetaProperties(1, CLUSTER_ID, 1, ID_A))
+    formatted(tmp_path / "d2", MetaProperties(1, CLUSTER_ID, 1, ID_B))
+    result = cli("meta", "info", "-c", str(write_config(tmp_path)), state=None)
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout == (
+        "Found log directories:\n"
+        f"  {tmp_path}/d1\n"
+        f"  {tmp_path}/d2\n"
+        "\n"
+        f"Found metadata: {{cluster.id={CLUSTER_ID}, directory.id={ID_A}, node.id=1, version=1}}\n"
+        "\n"
+    )
+
+
+def test_meta_info_problems_exit_1_without_an_error_line(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "d1").mkdir()
+    config = write_config(tmp_path)
+    result = cli("meta", "info", "-c", str(config), state=None)
+    assert (result.exit_code, result.stderr) == (1, "")
+    assert result.stdout == (
+        "Found log directory:\n"
+        f"  {tmp_path}/d1\n"
+        "\n"
+        "Found problems:\n"
+        f"  {tmp_path}/d1 is not formatted.\n"
+        f"  {tmp_path}/d2 does not exist\n"
+        "\n"
+    )
+    document = json.loads(cli("-o", "json", "meta", "info", "-c", str(config), state=None).stdout)
+    assert document["foundDirectories"] == [f"{tmp_path}/d1"]
+    assert document["metadata"] is None
+    assert document["problems"] == [f"{tmp_path}/d1 is not formatted.", f"{tmp_path}/d2 does not exist"]
+
+
+# meta show / random-uuid -----------------------------------------------------------------------
+
+
+def test_meta_show(cli: Cli, tmp_path: Path) -> None:
+    formatted(tmp_path / "d1", MetaProperties(1, CLUSTER_ID, 1, ID_A))
+    (tmp_path / "d2").mkdir()
+    result = cli("meta", "show", str(tmp_path / "d1"), str(tmp_path / "d2"), state=None)
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout == (
+        f"{tmp_path}/d1: MetaProperties(version=1, clusterId={CLUSTER_ID}, nodeId=1, directoryId={ID_A})\n"
+        f"{tmp_path}/d2: not formatted (no meta.properties)\n"
+    )
+    (tmp_path / "d3").mkdir()
+    (tmp_path / "d3" / "meta.properties").write_text("version=1\nnode.id=x\n")
+    bad = cli("meta", "show", str(tmp_path / "d3"), str(tmp_path / "d1"), state=None)
+    assert bad.exit_code == 1
+    assert bad.stdout.splitlines()[0] == (
+        f"{tmp_path}/d3: Error loading {tmp_path}/d3/meta.properties: Unable to read node.id as a base-10 number."
+    )
+    assert bad.stderr == "1 out of 2 operation(s) failed.\n"
+    document = json.loads(cli("-o", "json", "meta", "show", str(tmp_path / "d1"), state=None).stdout)
+    assert document == {
+        "directories": [
+            {"path": f"{tmp_path}/d1", "status": "formatted", "version": 1, "clusterId": CLUSTER_ID, "nodeId": 1, "directoryId": ID_A}
+        ]
+    }
+    assert cli("meta", "show", state=None).exit_code == 2
+
+
+def test_random_uuid(cli: Cli) -> None:
+    results = [cli("meta", "random-uuid", state=None).stdout.strip() for _ in range(20)]
+    assert len(set(results)) == 20
+    for text in results:
+        assert re.fullmatch(UUID_TEXT, text) and str(Uuid.from_string(text)) == text and not text.startswith("-")
+    directory_id = cli("meta", "random-uuid", "--directory-id", state=None).stdout.strip()
+    assert not DirectoryId.reserved(directory_id)
+    document = json.loads(cli("-o", "json", "meta", "random-uuid", state=None).stdout)
+    assert list(document) == ["uuid"] and re.fullmatch(UUID_TEXT, document["uuid"])
+
+
+# meta ensure-ids -------------------------------------------------------------------------------
+
+
+def test_ensure_ids(cli: Cli, tmp_path: Path) -> None:
+    formatted(tmp_path / "d1", MetaProperties(1, CLUSTER_ID, 1, ID_A))
+    formatted(tmp_path / "d2", MetaProperties(1, CLUSTER_ID, 1, None))
+    config = str(write_config(tmp_path))
+    dry = cli("meta", "ensure-ids", "-c", config, "--dry-run", state=None)
+    assert dry.exit_code == 0
+    assert dry.stdout.splitlines()[0] == f"{tmp_path}/d1: {ID_A}"
+    assert re.fullmatch(rf"{re.escape(str(tmp_path))}/d2: {UUID_TEXT} \(new; not written: dry run\)", dry.stdout.splitlines()[1])
+    assert "directory.id" not in read_properties(tmp_path / "d2" / "meta.properties")
+    result = cli("meta", "ensure-ids", "-c", config, state=None)
+    new_id = read_meta_properties(tmp_path / "d2")[1].directory_id
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout == f"{tmp_path}/d1: {ID_A}\n{tmp_path}/d2: {new_id} (new)\n"
+    document = json.loads(cli("-o", "json", "meta", "ensure-ids", "-c", config, state=None).stdout)
+    assert document["directories"] == [
+        {"path": f"{tmp_path}/d1", "status": "existing", "directoryId": ID_A, "written": False, "error": None},
+        {"path": f"{tmp_path}/d2", "status": "existing", "directoryId": new_id, "written": False, "error": None},
+    ]
+
+
+def test_ensure_ids_refuses_duplicates(cli: Cli, tmp_path: Path) -> None:
+    formatted(tmp_path / "d1", MetaProperties(1, CLUSTER_ID, 1, ID_A))
+    formatted(tmp_path / "d2", MetaProperties(1, CLUSTER_ID, 1, ID_A))
+    result = cli("meta", "ensure-ids", "-c", str(write_config(tmp_path)), state=None)
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == f"Duplicate directory ID {ID_A} found. It was the ID of {tmp_path}/d1, but also of {tmp_path}/d2\n"
+
+
+def test_every_command_documents_itself(cli: Cli) -> None:
+    for args in (["format"], ["meta", "info"], ["meta", "show"], ["meta", "random-uuid"], ["meta", "ensure-ids"]):
+        result = cli(*args, "--help", state=None)
+        assert result.exit_code == 0 and "Example: kjbod " in result.stdout
+    assert "\n  meta " in cli("--help", state=None).stdout
