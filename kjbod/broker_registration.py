@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from kjbod.cluster_tool import parse_directory_spec, parse_feature_range
@@ -33,6 +34,44 @@ def _incarnation(text: str | None) -> str:
         raise UserError(f"Invalid --incarnation-id '{text}': {exc}") from None
 
 
+@dataclass(frozen=True)
+class BrokerDirectories:
+    node_id: int
+    rack: str | None
+    directories: tuple[tuple[str, str], ...]  # (path, directory id) of every readable log dir
+    notes: tuple[str, ...]
+
+
+def read_broker_directories(config: Path) -> BrokerDirectories:
+    """What a broker registers at start-up: node.id, broker.rack and, for each log directory,
+    the directory id in its meta.properties. An unreadable directory is offline (its id cannot
+    be known) and is left out, with a note; an unformatted one or one without a directory.id
+    stops the broker, as in Kafka."""
+    from kjbod.storage.config import load_node_config
+    from kjbod.storage.ensemble import DirectoryState, load_directory
+    from kjbod.storage.properties import read_properties
+
+    node = load_node_config(config)
+    rack = read_properties(config).get("broker.rack") or None
+    found: list[tuple[str, str]] = []
+    notes: list[str] = []
+    for path in node.log_dirs:
+        loaded = load_directory(path)
+        if loaded.state is DirectoryState.ERROR:
+            notes.append(f"Log directory {path} is unreadable, so broker {node.node_id} registers without it: {loaded.error}")
+            continue
+        if loaded.state is DirectoryState.EMPTY or loaded.meta is None:
+            raise UserError(f"Log directory {path} is not formatted: run kjbod format --config {config} first")
+        if loaded.meta.node_id != node.node_id:
+            raise UserError(
+                f"Log directory {path} belongs to node {loaded.meta.node_id}, but {config} says node.id={node.node_id}"
+            )
+        if loaded.meta.directory_id is None:
+            raise UserError(f"Log directory {path} has no directory.id: run kjbod meta ensure-ids --config {config} first")
+        found.append((path, loaded.meta.directory_id))
+    return BrokerDirectories(node.node_id, rack, tuple(found), tuple(notes))
+
+
 def registration_request(
     *,
     config: Path | None,
@@ -45,13 +84,11 @@ def registration_request(
     """The request, and notes for the operator (directories that could not be read)."""
     notes: list[str] = []
     if config is not None:
-        from kjbod.storage.broker_dirs import read_broker_directories
-
         found = read_broker_directories(config)
         broker_id = found.node_id
         rack = rack if rack is not None else found.rack
         log_dirs = tuple(KjbodLogDir(directory_id=d, path=p) for p, d in found.directories)
-        offline = frozenset(found.unreadable_ids)
+        offline: frozenset[str] = frozenset()
         notes.extend(found.notes)
     else:
         assert broker_id is not None

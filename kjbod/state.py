@@ -118,6 +118,9 @@ class ClusterState:
             self.log = RecordLog(path)
             with _gc_paused():
                 self.image = self._load()
+            # The image lives as long as the command: keep the cyclic collector from rescanning
+            # its millions of objects every time the operation allocates.
+            gc.freeze()
         except BaseException:
             self._lock.release()
             raise

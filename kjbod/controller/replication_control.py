@@ -366,17 +366,36 @@ class ReplicationControl:
         )
         return records, newly_offline
 
-    def unassigned_replicas(self, broker_id: int) -> list[PartitionKey]:
-        """Replicas of a multi-directory broker that have no directory yet (KIP-858)."""
+    def replicas_needing_directory(self, broker_id: int) -> tuple[list[PartitionKey], list[str]]:
+        """The broker-side rule of KIP-858: which of its replicas it must place in a directory
+        (and report with AssignReplicasToDirs), and notes on the ones it must leave alone.
+
+        UNASSIGNED and MIGRATING replicas were never placed. A replica whose directory is LOST or
+        not one of the broker's (a replaced disk) is recreated, unless one of the broker's own
+        directories is offline: it might be on that disk.
+        """
         broker = self._image.cluster.brokers[broker_id]
-        if len(broker.directories) <= 1 or not self._mv.directory_assignment_supported:
+        if not self._mv.directory_assignment_supported:
+            return [], []
+        configured = {d.directory_id for d in self._image.cluster.log_dirs.get(broker_id, ())} | set(broker.directories)
+        some_offline = bool(configured - set(broker.directories))
+        needing: list[PartitionKey] = []
+        notes: list[str] = []
+        for key in self._image.topics.index.on_broker.get(broker_id, []):
+            current = self._image.topics.partition(*key).directory(broker_id)  # type: ignore[union-attr]
+            if current in broker.directories:
+                continue
+            if current not in (DirectoryId.UNASSIGNED, DirectoryId.MIGRATING) and some_offline:
+                notes.append(f"{self._image.topics.name_of(key[0])}-{key[1]}: its directory is unknown while a directory is offline")
+                continue
+            needing.append(key)
+        return needing, notes
+
+    def unassigned_replicas(self, broker_id: int) -> list[PartitionKey]:
+        """Replicas that keep a multi-directory broker from asking to be unfenced (KIP-858)."""
+        if len(self._image.cluster.brokers[broker_id].directories) <= 1:
             return []
-        unplaced = (DirectoryId.UNASSIGNED, DirectoryId.MIGRATING)
-        return [
-            key
-            for key in self._image.topics.index.on_broker.get(broker_id, [])
-            if self._image.topics.partition(*key).directory(broker_id) in unplaced  # type: ignore[union-attr]
-        ]
+        return self.replicas_needing_directory(broker_id)[0]
 
     def heartbeat(self, request: HeartbeatRequest) -> ControllerResult[HeartbeatReply]:
         broker = self._cluster.broker(request.broker_id)
@@ -632,25 +651,13 @@ class ReplicationControl:
         broker = self._require_broker(broker_id)
         if not self._mv.directory_assignment_supported:
             raise ControllerApiError(Errors.UNSUPPORTED_VERSION, "Directory assignment is not supported yet.")
-        configured = {d.directory_id for d in self._image.cluster.log_dirs.get(broker_id, ())} | set(broker.directories)
-        some_offline = bool(configured - set(broker.directories))
+        needing, skipped = self.replicas_needing_directory(broker_id)
         candidates = [d for d in broker.directories if d not in broker.cordoned_directories]
         load = {d: len(self._image.topics.index.in_directory.get(d, [])) for d in candidates}
         assignments: list[DirectoryAssignment] = []
-        skipped: list[str] = []
-        for topic_id, partition_id in self._image.topics.index.on_broker.get(broker_id, []):
-            partition = self._image.topics.partition(topic_id, partition_id)
-            assert partition is not None
-            current = partition.directory(broker_id)
-            if current in broker.directories:
-                continue  # already in an online directory
-            name = self._image.topics.name_of(topic_id)
-            if current not in (DirectoryId.UNASSIGNED, DirectoryId.MIGRATING) and some_offline:
-                # LOST or unknown while a directory is offline: the replica may be on that disk.
-                skipped.append(f"{name}-{partition_id}: its directory is unknown while a directory is offline")
-                continue
+        for topic_id, partition_id in needing:
             if not candidates:
-                skipped.append(f"{name}-{partition_id}: every online directory is cordoned")
+                skipped.append(f"{self._image.topics.name_of(topic_id)}-{partition_id}: every online directory is cordoned")
                 continue
             # Ties go to the directory whose path sorts first, as an operator would expect.
             target = min(candidates, key=lambda d: (load[d], self._image.cluster.path_of(broker_id, d) or "", d))

@@ -7,11 +7,12 @@ snapshot of a million partitions is loaded.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kjbod.common.kafka_uuid import DirectoryId
 from kjbod.common.versions import MetadataVersion
@@ -156,17 +157,98 @@ class PartitionRegistration(NamedTuple):
 PartitionKey = tuple[str, int]  # (topic id, partition id)
 
 
-@dataclass(frozen=True)
-class PartitionIndex:
-    """Who holds what, for operations that touch a broker's or a directory's partitions
-    (Kafka keeps these as BrokersToIsrs and directoriesToPartitions)."""
+_RESERVED_DIRECTORIES = frozenset((DirectoryId.MIGRATING, DirectoryId.UNASSIGNED, DirectoryId.LOST))
 
-    in_isr: Mapping[int, list[PartitionKey]]
-    led_by: Mapping[int, list[PartitionKey]]
-    leaderless: list[PartitionKey]
-    on_broker: Mapping[int, list[PartitionKey]]
-    # Only real (non-reserved) directory ids, as Kafka's index.
-    in_directory: Mapping[str, list[PartitionKey]]
+
+class PartitionIndex:
+    """Who holds what (Kafka keeps these as BrokersToIsrs and directoriesToPartitions), for
+    operations that touch one broker's or one directory's partitions.
+
+    Each view is computed on first use from the partitions given, so an operation pays only
+    for the views it reads; keys within each list are in topic id, then partition order.
+    """
+
+    def __init__(self, partitions: Callable[[], Iterable[tuple[str, Mapping[int, PartitionRegistration]]]]) -> None:
+        self._partitions = partitions
+
+    def _group(self, field: str) -> dict[Any, list[PartitionKey]]:
+        """Partitions grouped by each member of `field` (a tuple of ids). Partitions keep their
+        creation order, which replay reproduces exactly, so the lists are deterministic."""
+        grouped: defaultdict[Any, list[PartitionKey]] = defaultdict(list)
+        position = PartitionRegistration._fields.index(field)
+        for topic_id, partitions in self._partitions():
+            for partition_id, partition in partitions.items():
+                key = (topic_id, partition_id)
+                for member in partition[position]:
+                    grouped[member].append(key)
+        return dict(grouped)
+
+    @cached_property
+    def in_isr(self) -> Mapping[int, list[PartitionKey]]:
+        return self._group("isr")
+
+    @cached_property
+    def on_broker(self) -> Mapping[int, list[PartitionKey]]:
+        return self._group("replicas")
+
+    def _by_leader(self) -> tuple[dict[int, list[PartitionKey]], list[PartitionKey]]:
+        led_by: defaultdict[int, list[PartitionKey]] = defaultdict(list)
+        leaderless: list[PartitionKey] = []
+        for topic_id, partitions in self._partitions():
+            for partition_id, partition in partitions.items():
+                (leaderless if partition.leader == NO_LEADER else led_by[partition.leader]).append((topic_id, partition_id))
+        return dict(led_by), leaderless
+
+    @cached_property
+    def led_by(self) -> Mapping[int, list[PartitionKey]]:
+        return self._by_leader()[0]
+
+    @cached_property
+    def leaderless(self) -> list[PartitionKey]:
+        return self._by_leader()[1]
+
+    @cached_property
+    def in_directory(self) -> Mapping[str, list[PartitionKey]]:
+        """Only real (non-reserved) directory ids, as Kafka's index."""
+        grouped = self._group("directories")
+        for reserved in _RESERVED_DIRECTORIES:
+            grouped.pop(reserved, None)
+        return grouped
+
+
+class _MergedIndex(PartitionIndex):
+    """The index of many topics, merged from each topic's own (which survives for as long as
+    the topic does not change, so a new image after a small commit rescans little)."""
+
+    def __init__(self, topics: Callable[[], list[TopicImage]]) -> None:
+        self._topics = topics
+
+    def _merge(self, view: str) -> dict[Any, list[PartitionKey]]:
+        merged: dict[Any, list[PartitionKey]] = {}
+        for topic in self._topics():
+            for key, keys in getattr(topic.index, view).items():
+                merged.setdefault(key, []).extend(keys)
+        return merged
+
+    @cached_property
+    def in_isr(self) -> Mapping[int, list[PartitionKey]]:
+        return self._merge("in_isr")
+
+    @cached_property
+    def on_broker(self) -> Mapping[int, list[PartitionKey]]:
+        return self._merge("on_broker")
+
+    @cached_property
+    def led_by(self) -> Mapping[int, list[PartitionKey]]:
+        return self._merge("led_by")
+
+    @cached_property
+    def leaderless(self) -> list[PartitionKey]:
+        return [key for topic in self._topics() for key in topic.index.leaderless]
+
+    @cached_property
+    def in_directory(self) -> Mapping[str, list[PartitionKey]]:
+        return self._merge("in_directory")
 
 
 class ReplicaLog(NamedTuple):
@@ -203,27 +285,7 @@ class TopicImage:
 
     @cached_property
     def index(self) -> PartitionIndex:
-        in_isr: dict[int, list[PartitionKey]] = {}
-        led_by: dict[int, list[PartitionKey]] = {}
-        on_broker: dict[int, list[PartitionKey]] = {}
-        in_directory: dict[str, list[PartitionKey]] = {}
-        leaderless: list[PartitionKey] = []
-        reserved = (DirectoryId.MIGRATING, DirectoryId.UNASSIGNED, DirectoryId.LOST)
-        for partition_id in sorted(self.partitions):
-            p = self.partitions[partition_id]
-            key = (self.topic_id, partition_id)
-            for broker in p.isr:
-                in_isr.setdefault(broker, []).append(key)
-            for broker in p.replicas:
-                on_broker.setdefault(broker, []).append(key)
-            for directory in p.directories:
-                if directory not in reserved:
-                    in_directory.setdefault(directory, []).append(key)
-            if p.leader == NO_LEADER:
-                leaderless.append(key)
-            else:
-                led_by.setdefault(p.leader, []).append(key)
-        return PartitionIndex(in_isr, led_by, leaderless, on_broker, in_directory)
+        return PartitionIndex(lambda: ((self.topic_id, self.partitions),))
 
 
 class TopicsImage:
@@ -258,20 +320,7 @@ class TopicsImage:
 
     @cached_property
     def index(self) -> PartitionIndex:
-        """Merged from each topic's own index, which survives for as long as the topic does not
-        change, so a new image after a small commit does not rescan every partition."""
-        in_isr: dict[int, list[PartitionKey]] = {}
-        led_by: dict[int, list[PartitionKey]] = {}
-        on_broker: dict[int, list[PartitionKey]] = {}
-        in_directory: dict[str, list[PartitionKey]] = {}
-        leaderless: list[PartitionKey] = []
-        for topic_id in sorted(self._by_id):
-            part = self._by_id[topic_id].index
-            for merged, own in ((in_isr, part.in_isr), (led_by, part.led_by), (on_broker, part.on_broker), (in_directory, part.in_directory)):
-                for key, keys in own.items():
-                    merged.setdefault(key, []).extend(keys)
-            leaderless.extend(part.leaderless)
-        return PartitionIndex(in_isr, led_by, leaderless, on_broker, in_directory)
+        return _MergedIndex(lambda: [self._by_id[topic_id] for topic_id in sorted(self._by_id)])
 
     def name_of(self, topic_id: str) -> str:
         topic = self._by_id.get(topic_id)
