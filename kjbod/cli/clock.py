@@ -1,4 +1,4 @@
-"""`kjbod clock`: the simulated time of the cluster state."""
+"""`kjbod clock`: the simulated time of the cluster state, and the copies it drives."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import typer
 from kjbod.cli.context import app_context
 from kjbod.cli.render import Lines, emit
 
-app = typer.Typer(help="The simulated clock: advance it to let copies progress, or show it.", no_args_is_help=True)
+app = typer.Typer(help="The simulated clock: advance it to let copies progress, or show it and the copies in progress.", no_args_is_help=True)
 
 
 def _clock_data(now_ms: int) -> dict:
@@ -18,27 +18,73 @@ def _clock_data(now_ms: int) -> dict:
     return {"timeMs": now_ms, "elapsed": format_duration(now_ms)}
 
 
+def _plural(count: int, word: str, plural: str | None = None) -> str:
+    return f"{count} {word if count == 1 else plural or word + 's'}"
+
+
+def _copy_text(image, c) -> str:
+    """`orders-0 to broker 4` or `orders-0 on broker 2 to /data/b2/d2`."""
+    if c.future:
+        return f"{c.name} on broker {c.broker} to {image.cluster.path_of(c.broker, c.directory) or c.directory}"
+    return f"{c.name} to broker {c.broker}"
+
+
+def _copy_json(image, c, done_in_ms=None) -> dict:
+    return {
+        "topic": c.topic,
+        "partition": c.partition,
+        "broker": c.broker,
+        "kind": "future" if c.future else "follower",
+        "source": c.source,
+        "directory": image.cluster.path_of(c.broker, c.directory) or c.directory,
+        "copiedBytes": c.copied,
+        "totalBytes": c.total,
+        "bytesPerSecond": float(c.rate),
+        "blocked": c.blocked,
+        "completesInMs": done_in_ms,
+    }
+
+
+def _copy_line(image, c, done_in_ms) -> str:
+    from kjbod.controller.clock_control import format_duration
+    from kjbod.copy_simulation import human_bytes, human_rate
+
+    text = f"  {_copy_text(image, c)}: {human_bytes(c.copied)} of {human_bytes(c.total)}"
+    if c.blocked:
+        return f"{text}; waiting: {c.blocked}"
+    when = "beyond the horizon" if done_in_ms is None else f"done in {format_duration(done_in_ms)}"
+    return f"{text} at {human_rate(c.rate)}; {when}"
+
+
 @app.command()
 def show(ctx: typer.Context) -> None:
-    """Show the simulated time since the cluster state began.
+    """Show the simulated time, and every copy in progress with its rate and when it completes.
 
     Example: kjbod clock show
     """
+    from kjbod.copy_simulation import outlook
     from kjbod.state import read_image
 
     app_ = app_context(ctx)
     image = read_image(app_.state_dir, lock_timeout=app_.lock_timeout, notify=app_.notify)
     data = _clock_data(image.time_ms)
-    emit(app_, Lines([f"Simulated time: {data['elapsed']} ({image.time_ms} ms)"], data))
+    lines = [f"Simulated time: {data['elapsed']} ({image.time_ms} ms)"]
+    copies = outlook(image)
+    if copies:
+        lines.append(f"Copies in progress ({len(copies)}):")
+        lines.extend(_copy_line(image, c, done_in) for c, done_in in copies)
+    emit(app_, Lines(lines, {**data, "copies": [_copy_json(image, c, done_in) for c, done_in in copies]}))
 
 
 @app.command()
 def advance(
     ctx: typer.Context,
-    duration: Annotated[Optional[str], typer.Argument(help="How far: 1500 (seconds), 1500s, 25m, 2h, 1d.")] = None,
-    until_idle: Annotated[bool, typer.Option("--until-idle", help="Advance until nothing is in progress.")] = False,
+    duration: Annotated[Optional[str], typer.Argument(help="How far: 1500 (seconds), 1500s, 250ms, 25m, 2h, 1d.")] = None,
+    until_idle: Annotated[
+        bool, typer.Option("--until-idle", help="Advance until the last copy that can progress completes (at most 365 days).")
+    ] = False,
 ) -> None:
-    """Move the simulated clock forward.
+    """Move the simulated clock forward: copies progress, replicas join the ISR, moves complete.
 
     Example: kjbod clock advance 25m
     """
@@ -49,18 +95,94 @@ def advance(
     app_ = app_context(ctx)
     if (duration is None) == (not until_idle):
         raise UsageError("Give either a DURATION or --until-idle")
-    step = 0 if until_idle else parse_duration_ms(duration or "")
-    result, _ = run_operation(
-        app_.state_dir, lambda c: c.clock.advance(step), lock_timeout=app_.lock_timeout, notify=app_.notify
-    )
+    if until_idle:
+        operation = lambda c: c.clock.advance_until_idle()
+    else:
+        step = parse_duration_ms(duration or "")
+        operation = lambda c: c.clock.advance(step)
+    result, image = run_operation(app_.state_dir, operation, lock_timeout=app_.lock_timeout, notify=app_.notify)
     advance_ = result.response
     moved = advance_.now_ms - advance_.previous_ms
-    text = (
-        f"Advanced the clock by {format_duration(moved)} to {format_duration(advance_.now_ms)}."
-        if moved
-        else f"Nothing is in progress; the clock stays at {format_duration(advance_.now_ms)}."
+    done = []
+    if advance_.placed:
+        count = len(advance_.placed)
+        done.append(_plural(count, "new replica") + f" placed in a log directory by {'its broker' if count == 1 else 'their brokers'}")
+    if advance_.completed:
+        done.append(_plural(len(advance_.completed), "copy", "copies") + " completed")
+    if advance_.reassignments_completed:
+        done.append(_plural(advance_.reassignments_completed, "reassignment") + " completed")
+    if advance_.moves_completed:
+        done.append(_plural(advance_.moves_completed, "replica") + " promoted in a new log directory")
+    summary = (" " + "; ".join(done) + ".") if done else ""
+    if moved:
+        text = f"Advanced the clock by {format_duration(moved)} to {format_duration(advance_.now_ms)}.{summary}"
+    elif done:
+        text = f"The clock stays at {format_duration(advance_.now_ms)}.{summary}"
+    elif advance_.blocked:
+        text = f"Nothing can progress; the clock stays at {format_duration(advance_.now_ms)}."
+    else:
+        text = f"Nothing is in progress; the clock stays at {format_duration(advance_.now_ms)}."
+    lines = [text]
+    if advance_.in_progress:
+        lines.append(f"Still copying: {_plural(len(advance_.in_progress), 'copy', 'copies')} (kjbod clock show).")
+    if advance_.blocked:
+        lines.append(f"Cannot progress ({len(advance_.blocked)}):")
+        lines.extend(f"  {_copy_text(image, c)}: {c.blocked}" for c in advance_.blocked)
+    data = {
+        "previousMs": advance_.previous_ms,
+        **_clock_data(advance_.now_ms),
+        "completed": [
+            {"topic": c.topic, "partition": c.partition, "broker": c.broker, "kind": "future" if c.future else "follower",
+             "timeMs": c.time_ms, "reassignmentCompleted": c.reassignment_completed}
+            for c in advance_.completed
+        ],
+        "placed": [
+            {"topic": image.topics.name_of(t) if t in image.topics.by_id else t, "partition": p, "broker": b,
+             "directory": image.cluster.path_of(b, d) or d}
+            for t, p, b, d in advance_.placed
+        ],
+        "inProgress": [_copy_json(image, c) for c in advance_.in_progress],
+        "blocked": [_copy_json(image, c) for c in advance_.blocked],
+    }
+    emit(app_, Lines(lines, data))
+
+
+@app.command("set-rate")
+def set_rate(
+    ctx: typer.Context,
+    broker: Annotated[Optional[int], typer.Option("--broker", metavar="N", help="One broker; the cluster default when left out.")] = None,
+    replication: Annotated[
+        Optional[int],
+        typer.Option("--replication", metavar="BPS", help="Link rate in bytes/s, in and out of each broker (kjbod.replication.bytes.per.second; default 100 MiB/s)."),
+    ] = None,
+    alter_log_dirs: Annotated[
+        Optional[int],
+        typer.Option("--alter-log-dirs", metavar="BPS", help="Local copy rate between directories in bytes/s (kjbod.alter.log.dirs.bytes.per.second; default 200 MiB/s)."),
+    ] = None,
+    reset: Annotated[bool, typer.Option("--reset", help="Remove this resource's rates (back to the default).")] = False,
+) -> None:
+    """Set the simulated copy rates (Kafka's throttles still apply on top of them).
+
+    Example: kjbod clock set-rate --broker 4 --replication 125000000
+    """
+    from kjbod.copy_simulation import human_rate
+    from kjbod.state import run_operation
+
+    app_ = app_context(ctx)
+    result, _ = run_operation(
+        app_.state_dir,
+        lambda c: c.clock.set_rates(broker, replication_rate=replication, alter_log_dirs_rate=alter_log_dirs, reset=reset),
+        lock_timeout=app_.lock_timeout,
+        notify=app_.notify,
     )
-    emit(app_, Lines([text], {"previousMs": advance_.previous_ms, **_clock_data(advance_.now_ms)}))
+    settings = result.response
+    where = "the cluster default" if broker is None else f"broker {broker}"
+    parts = [
+        f"replication {human_rate(settings.replication_rate) if settings.replication_rate else 'default'}",
+        f"alter-log-dirs {human_rate(settings.alter_log_dirs_rate) if settings.alter_log_dirs_rate else 'default'}",
+    ]
+    data = {"broker": broker, "replicationBytesPerSecond": settings.replication_rate, "alterLogDirsBytesPerSecond": settings.alter_log_dirs_rate}
+    emit(app_, Lines([f"Rates of {where}: {', '.join(parts)}."], data))
 
 
 def register(root: typer.Typer) -> None:

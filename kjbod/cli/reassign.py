@@ -1,12 +1,35 @@
-"""`kjbod reassign` (mirrors kafka-reassign-partitions, plus plan and check)."""
+"""`kjbod reassign` (mirrors kafka-reassign-partitions, plus plan and check).
+
+Subcommands replace Kafka's action flags; options keep Kafka's names. There is no
+--bootstrap-server: the commands act on the cluster state (--state).
+"""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
 
 from kjbod.cli import reassign_check, reassign_plan
+from kjbod.cli.context import AppContext, app_context
+from kjbod.cli.render import Lines, emit
 
-app = typer.Typer(help="Partition reassignment, as kafka-reassign-partitions (not available yet).", no_args_is_help=True)
+app = typer.Typer(
+    help="Partition reassignment, as kafka-reassign-partitions: generate, execute, verify, cancel, list (and plan, check).",
+    no_args_is_help=True,
+)
+
+ReassignmentFile = Annotated[
+    Path,
+    typer.Option(
+        "--reassignment-json-file", metavar="F",
+        help='The reassignment: {"version":1,"partitions":[{"topic":"foo","partition":1,"replicas":[1,2,3],"log_dirs":["any","/mnt/d2","any"]}]}.',
+    ),
+]
+PreserveThrottles = Annotated[
+    bool, typer.Option("--preserve-throttles", help="Do not clear the broker and topic throttles.")
+]
 
 
 def register(root: typer.Typer) -> None:
@@ -14,3 +37,138 @@ def register(root: typer.Typer) -> None:
     reassign_plan.add_commands(app)
     reassign_check.add_commands(app)
     root.add_typer(app, name="reassign")
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def _finish(app_: AppContext, report) -> None:
+    """Print an action's lines (or its JSON document), then fail with its error, if any."""
+    from kjbod.errors import UserError
+
+    emit(app_, Lines(list(report.lines), report.data))
+    if report.error:
+        raise UserError(report.error)
+
+
+@app.command()
+def generate(
+    ctx: typer.Context,
+    topics_to_move_json_file: Annotated[
+        Path, typer.Option("--topics-to-move-json-file", metavar="F", help='The topics to move: {"topics":[{"topic":"foo"}],"version":1}.')
+    ],
+    broker_list: Annotated[str, typer.Option("--broker-list", metavar="LIST", help='The brokers to assign to, as "0,1,2".')],
+    disable_rack_aware: Annotated[bool, typer.Option("--disable-rack-aware", help="Ignore the brokers' racks.")] = False,
+    seed: Annotated[
+        Optional[int], typer.Option("--seed", help="Seed for the random start and shift (java.util.Random), for a repeatable proposal.")
+    ] = None,
+) -> None:
+    """Propose a reassignment of the topics over the brokers (Kafka's rack-aware AdminUtils).
+
+    Prints the current assignment and the proposal; nothing changes.
+    Example: kjbod reassign generate --topics-to-move-json-file topics.json --broker-list 1,2,3 --seed 7
+    """
+    from kjbod.reassign_tool import generate as generate_
+    from kjbod.state import read_image
+
+    app_ = app_context(ctx)
+    topics_json = _read(topics_to_move_json_file)
+    image = read_image(app_.state_dir, lock_timeout=app_.lock_timeout, notify=app_.notify)
+    _finish(app_, generate_(image, topics_json, broker_list, disable_rack_aware=disable_rack_aware, seed=seed))
+
+
+@app.command()
+def execute(
+    ctx: typer.Context,
+    reassignment_json_file: ReassignmentFile,
+    throttle: Annotated[
+        str, typer.Option("--throttle", metavar="BPS", help="Inter-broker replication throttle in bytes/s (negative: none).")
+    ] = "-1",
+    replica_alter_log_dirs_throttle: Annotated[
+        str, typer.Option("--replica-alter-log-dirs-throttle", metavar="BPS", help="Throttle of moves between log directories in bytes/s (negative: none).")
+    ] = "-1",
+    additional: Annotated[
+        bool, typer.Option("--additional", help="Execute while other reassignments run; also how to change the throttle of a running one.")
+    ] = False,
+    timeout: Annotated[
+        str, typer.Option("--timeout", metavar="MS", help="Accepted for Kafka compatibility: kjbod starts log-directory moves at once.")
+    ] = "10000",
+) -> None:
+    """Start the reassignment: prints the current assignment to keep for rollback, sets the throttles.
+
+    Example: kjbod reassign execute --reassignment-json-file plan.json --throttle 50000000
+    """
+    from kjbod.reassign_tool import execute as execute_
+    from kjbod.reassign_tool import parse_long_option, parse_reassignment_json
+    from kjbod.state import run_operation
+
+    app_ = app_context(ctx)
+    inter_broker = parse_long_option(throttle, "throttle")
+    log_dirs = parse_long_option(replica_alter_log_dirs_throttle, "replica-alter-log-dirs-throttle")
+    parse_long_option(timeout, "timeout")
+    plan = parse_reassignment_json(_read(reassignment_json_file))
+    result, _ = run_operation(
+        app_.state_dir,
+        lambda c: execute_(c, plan, throttle=inter_broker, log_dir_throttle=log_dirs, additional=additional),
+        lock_timeout=app_.lock_timeout,
+        notify=app_.notify,
+    )
+    _finish(app_, result.response)
+
+
+@app.command()
+def verify(ctx: typer.Context, reassignment_json_file: ReassignmentFile, preserve_throttles: PreserveThrottles = False) -> None:
+    """Report the reassignment's status, copy progress and time left; clear the throttles once done.
+
+    Example: kjbod reassign verify --reassignment-json-file plan.json
+    """
+    from kjbod.reassign_tool import parse_reassignment_json
+    from kjbod.reassign_tool import verify as verify_
+    from kjbod.state import run_operation
+
+    app_ = app_context(ctx)
+    plan = parse_reassignment_json(_read(reassignment_json_file))
+    result, _ = run_operation(
+        app_.state_dir, lambda c: verify_(c, plan, preserve_throttles=preserve_throttles), lock_timeout=app_.lock_timeout, notify=app_.notify
+    )
+    _finish(app_, result.response)
+
+
+@app.command()
+def cancel(
+    ctx: typer.Context,
+    reassignment_json_file: ReassignmentFile,
+    preserve_throttles: PreserveThrottles = False,
+    timeout: Annotated[
+        str, typer.Option("--timeout", metavar="MS", help="Accepted for Kafka compatibility: kjbod moves replicas back at once.")
+    ] = "10000",
+) -> None:
+    """Cancel the file's running reassignments and log-directory moves, then clear the throttles.
+
+    Example: kjbod reassign cancel --reassignment-json-file plan.json
+    """
+    from kjbod.reassign_tool import cancel as cancel_
+    from kjbod.reassign_tool import parse_long_option, parse_reassignment_json
+    from kjbod.state import run_operation
+
+    app_ = app_context(ctx)
+    parse_long_option(timeout, "timeout")
+    plan = parse_reassignment_json(_read(reassignment_json_file))
+    result, _ = run_operation(
+        app_.state_dir, lambda c: cancel_(c, plan, preserve_throttles=preserve_throttles), lock_timeout=app_.lock_timeout, notify=app_.notify
+    )
+    _finish(app_, result.response)
+
+
+@app.command("list")
+def list_(ctx: typer.Context) -> None:
+    """List the reassignments in progress.
+
+    Example: kjbod reassign list
+    """
+    from kjbod.reassign_tool import list_reassignments
+    from kjbod.state import read_image
+
+    app_ = app_context(ctx)
+    _finish(app_, list_reassignments(read_image(app_.state_dir, lock_timeout=app_.lock_timeout, notify=app_.notify)))

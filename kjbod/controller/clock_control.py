@@ -1,4 +1,9 @@
-"""The simulated clock of the cluster state (kjbod's own; Kafka runs on wall-clock time)."""
+"""The simulated clock of the cluster state (kjbod's own; Kafka runs on wall-clock time).
+
+Advancing it runs the copy model (kjbod.copy_simulation): replicas being added fill up at the
+effective rates, join the ISR when caught up (completing reassignments), and future replicas
+are promoted; the whole advance is one commit ending with a KjbodClockRecord.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,18 @@ import re
 from dataclasses import dataclass
 
 from kjbod.controller.result import ControllerResult
+from kjbod.copy_simulation import (
+    ALTER_LOG_DIRS_RATE,
+    HORIZON_MS,
+    REPLICATION_RATE,
+    Copy,
+    CopyCompletion,
+    Simulation,
+    simulate,
+)
 from kjbod.errors import UserError
 from kjbod.image import Image
-from kjbod.records import KjbodClockRecord
+from kjbod.records import CONFIG_RESOURCE_BROKER, ConfigRecord
 
 _UNITS_MS = {"": 1000, "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
@@ -39,6 +53,30 @@ def format_duration(ms: int) -> str:
 class ClockAdvance:
     previous_ms: int
     now_ms: int
+    # What the copies did meanwhile (see kjbod.copy_simulation).
+    completed: tuple[CopyCompletion, ...] = ()
+    in_progress: tuple[Copy, ...] = ()
+    blocked: tuple[Copy, ...] = ()
+    # Replicas a broker placed in a directory before copying: (topic, partition, broker, directory).
+    placed: tuple[tuple[str, int, int, str], ...] = ()
+
+    @property
+    def reassignments_completed(self) -> int:
+        return sum(1 for c in self.completed if c.reassignment_completed)
+
+    @property
+    def moves_completed(self) -> int:
+        """Future replicas promoted in their new directory."""
+        return sum(1 for c in self.completed if c.future)
+
+
+@dataclass(frozen=True)
+class RateSettings:
+    """kjbod's simulation rates on one resource ("" is the cluster default) after a change."""
+
+    broker: int | None
+    replication_rate: int | None
+    alter_log_dirs_rate: int | None
 
 
 class ClockControl:
@@ -46,8 +84,55 @@ class ClockControl:
         self._image = image
 
     def advance(self, duration_ms: int) -> ControllerResult[ClockAdvance]:
+        """Move the clock forward; copies progress and complete on the way."""
         if duration_ms < 0:
             raise UserError("The clock cannot go back: give a positive duration")
-        now = self._image.time_ms + duration_ms
-        records = [KjbodClockRecord(time_ms=now)] if duration_ms else []
-        return ControllerResult.atomic_of(records, ClockAdvance(self._image.time_ms, now))
+        return self._result(simulate(self._image, duration_ms))
+
+    def advance_until_idle(self, horizon_ms: int = HORIZON_MS) -> ControllerResult[ClockAdvance]:
+        """Move the clock to the moment the last copy that can progress completes."""
+        run = simulate(self._image, horizon_ms=horizon_ms)
+        if not run.idle:
+            raise UserError(
+                f"The copies in progress would take longer than {format_duration(horizon_ms)} at the current rates; "
+                "nothing was changed. Advance by a duration instead, or raise the throttles or rates"
+            )
+        return self._result(run)
+
+    def _result(self, run: Simulation) -> ControllerResult[ClockAdvance]:
+        response = ClockAdvance(run.start_ms, run.end_ms, run.completions, run.in_progress, run.blocked, run.placed)
+        return ControllerResult.atomic_of(list(run.records), response)
+
+    def set_rates(
+        self, broker: int | None, *, replication_rate: int | None = None, alter_log_dirs_rate: int | None = None, reset: bool = False
+    ) -> ControllerResult[RateSettings]:
+        """Set (or with `reset`, remove) kjbod's simulated link and local copy rates, for one
+        broker or as the cluster default. Kafka's throttles still apply on top of them."""
+        if broker is not None and broker not in self._image.cluster.brokers:
+            raise UserError(f"Broker {broker} is not registered: set its rates after `kjbod broker register`, or leave out --broker for the cluster default")
+        for name, value in (("replication", replication_rate), ("alter-log-dirs", alter_log_dirs_rate)):
+            if value is not None and value <= 0:
+                raise UserError(f"The {name} rate must be a positive number of bytes per second, not {value}")
+        resource = "" if broker is None else str(broker)
+        current = self._image.configs.get(CONFIG_RESOURCE_BROKER, resource)
+        wanted: dict[str, str | None] = {}
+        if reset:
+            wanted = {REPLICATION_RATE: None, ALTER_LOG_DIRS_RATE: None}
+        if replication_rate is not None:
+            wanted[REPLICATION_RATE] = str(replication_rate)
+        if alter_log_dirs_rate is not None:
+            wanted[ALTER_LOG_DIRS_RATE] = str(alter_log_dirs_rate)
+        if not wanted:
+            raise UserError("Give --replication, --alter-log-dirs or --reset")
+        records = [
+            ConfigRecord(resource_type=CONFIG_RESOURCE_BROKER, resource_name=resource, name=name, value=value)
+            for name, value in wanted.items()
+            if current.get(name) != value
+        ]
+        after = {**current, **wanted}
+        settings = RateSettings(
+            broker,
+            int(after[REPLICATION_RATE]) if after.get(REPLICATION_RATE) else None,  # type: ignore[arg-type]
+            int(after[ALTER_LOG_DIRS_RATE]) if after.get(ALTER_LOG_DIRS_RATE) else None,  # type: ignore[arg-type]
+        )
+        return ControllerResult.atomic_of(records, settings)

@@ -275,7 +275,7 @@ class ReplicationControl:
 
     # Leader and ISR updates (RCM:1888-1969) -----------------------------------------------
 
-    def _unclean_enabled(self, topic_id: str) -> bool:
+    def unclean_election_enabled(self, topic_id: str) -> bool:
         """The topic's unclean.leader.election.enable, else the cluster default, else false."""
         configs = self._image.configs
         topic = self._image.topics.get(topic_id)
@@ -308,13 +308,16 @@ class ReplicationControl:
     def leader_and_isr_updates(
         self, partitions: Iterable[PartitionKey], *, remove: int = -1, add: int = -1
     ) -> list[Record]:
-        """Take `remove` out of each ISR (electing a new leader where needed), or let `add` lead."""
+        """Take `remove` out of each ISR (electing a new leader where needed), or let `add` lead.
+
+        Partitions are taken in (topic id, partition) order, so the records do not depend on how
+        the caller's set was built."""
         records: list[Record] = []
-        for key in partitions:
+        for key in sorted(partitions):
             partition = self._image.topics.partition(*key)
             assert partition is not None
             builder = self.change_builder(key, self.leader_acceptor(partition, remove, add))
-            builder.set_election(Election.UNCLEAN if self._unclean_enabled(key[0]) else Election.ONLINE)
+            builder.set_election(Election.UNCLEAN if self.unclean_election_enabled(key[0]) else Election.ONLINE)
             builder.set_target_isr([r for r in partition.isr if r != remove])
             record = builder.build()
             if record is not None:
@@ -381,7 +384,7 @@ class ReplicationControl:
         some_offline = bool(configured - set(broker.directories))
         needing: list[PartitionKey] = []
         notes: list[str] = []
-        for key in self._image.topics.index.on_broker.get(broker_id, []):
+        for key in sorted(self._image.topics.index.on_broker.get(broker_id, ())):
             current = self._image.topics.partition(*key).directory(broker_id)  # type: ignore[union-attr]
             if current in broker.directories:
                 continue
@@ -706,7 +709,7 @@ class ReplicationControl:
                 return ControllerResult.of([], ApiError(Errors.INELIGIBLE_REPLICA))
         key = (request.topic_id, request.partition)
         builder = self.change_builder(key, self.leader_acceptor(partition))
-        builder.set_election(Election.UNCLEAN if self._unclean_enabled(request.topic_id) else Election.ONLINE)
+        builder.set_election(Election.UNCLEAN if self.unclean_election_enabled(request.topic_id) else Election.ONLINE)
         builder.set_target_isr(isr).set_target_leader_recovery_state(request.leader_recovery_state)
         record = builder.build()
         records = [record] if record is not None else []

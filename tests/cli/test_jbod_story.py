@@ -91,3 +91,11 @@ def test_the_jbod_story(cli: Cli, tmp_path: Path) -> None:
     assert not [p for t in described for p in t["partitions"] if p["offline"]]
     labels = {d["label"] for t in described for p in t["partitions"] for d in p["directories"] if d["broker"] == 1}
     assert str(failed) in labels and labels <= {str(tmp_path / "b1" / f"d{i}") for i in (1, 2, 3)}
+
+    # The new disk refills by replication as the simulated clock runs; then broker 1 is in sync again.
+    assert cli("topic", "set-size", "orders", "--bytes", str(200 * 1024 * 1024), state=state).exit_code == 0
+    refill = cli("clock", "advance", "--until-idle", state=state)
+    assert refill.exit_code == 0, refill.stderr
+    described = json.loads(cli("-o", "json", "topic", "describe", state=state).stdout)
+    assert all(sorted(p["isr"]) == sorted(p["replicas"]) for t in described for p in t["partitions"])
+    assert cli("clock", "show", state=state).stdout.startswith("Simulated time: ")
