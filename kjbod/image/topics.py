@@ -8,7 +8,7 @@ snapshot of a million partitions is loaded.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
@@ -160,95 +160,110 @@ PartitionKey = tuple[str, int]  # (topic id, partition id)
 _RESERVED_DIRECTORIES = frozenset((DirectoryId.MIGRATING, DirectoryId.UNASSIGNED, DirectoryId.LOST))
 
 
+Members = dict[PartitionKey, None]  # an insertion-ordered set of partitions
+
+
+def _members(view: str, partition: PartitionRegistration) -> tuple[Any, ...]:
+    """Which keys of `view` a partition is listed under."""
+    if view == "in_isr":
+        return partition.isr
+    if view == "on_broker":
+        return partition.replicas
+    if view == "in_directory":
+        return tuple(d for d in partition.directories if d not in _RESERVED_DIRECTORIES)
+    return (partition.leader,)  # "by_leader": NO_LEADER collects the leaderless partitions
+
+
 class PartitionIndex:
     """Who holds what (Kafka keeps these as BrokersToIsrs and directoriesToPartitions), for
     operations that touch one broker's or one directory's partitions.
 
-    Each view is computed on first use from the partitions given, so an operation pays only
-    for the views it reads; keys within each list are in topic id, then partition order.
+    Each view maps a member (a broker, a directory) to the set of its partitions and is built
+    on first use. An image made by a delta derives a view from its base's, patching only the
+    partitions the delta touched, so a long run of small commits in one process never rescans
+    the whole cluster. Sets iterate in the order partitions were added: callers that emit
+    records sort them.
     """
 
-    def __init__(self, partitions: Callable[[], Iterable[tuple[str, Mapping[int, PartitionRegistration]]]]) -> None:
-        self._partitions = partitions
-
-    def _group(self, field: str) -> dict[Any, list[PartitionKey]]:
-        """Partitions grouped by each member of `field` (a tuple of ids). Partitions keep their
-        creation order, which replay reproduces exactly, so the lists are deterministic."""
-        grouped: defaultdict[Any, list[PartitionKey]] = defaultdict(list)
-        position = PartitionRegistration._fields.index(field)
-        for topic_id, partitions in self._partitions():
-            for partition_id, partition in partitions.items():
-                key = (topic_id, partition_id)
-                for member in partition[position]:
-                    grouped[member].append(key)
-        return dict(grouped)
-
-    @cached_property
-    def in_isr(self) -> Mapping[int, list[PartitionKey]]:
-        return self._group("isr")
-
-    @cached_property
-    def on_broker(self) -> Mapping[int, list[PartitionKey]]:
-        return self._group("replicas")
-
-    def _by_leader(self) -> tuple[dict[int, list[PartitionKey]], list[PartitionKey]]:
-        led_by: defaultdict[int, list[PartitionKey]] = defaultdict(list)
-        leaderless: list[PartitionKey] = []
-        for topic_id, partitions in self._partitions():
-            for partition_id, partition in partitions.items():
-                (leaderless if partition.leader == NO_LEADER else led_by[partition.leader]).append((topic_id, partition_id))
-        return dict(led_by), leaderless
-
-    @cached_property
-    def led_by(self) -> Mapping[int, list[PartitionKey]]:
-        return self._by_leader()[0]
-
-    @cached_property
-    def leaderless(self) -> list[PartitionKey]:
-        return self._by_leader()[1]
-
-    @cached_property
-    def in_directory(self) -> Mapping[str, list[PartitionKey]]:
-        """Only real (non-reserved) directory ids, as Kafka's index."""
-        grouped = self._group("directories")
-        for reserved in _RESERVED_DIRECTORIES:
-            grouped.pop(reserved, None)
-        return grouped
-
-
-class _MergedIndex(PartitionIndex):
-    """The index of many topics, merged from each topic's own (which survives for as long as
-    the topic does not change, so a new image after a small commit rescans little)."""
-
-    def __init__(self, topics: Callable[[], list[TopicImage]]) -> None:
+    def __init__(
+        self,
+        topics: Mapping[str, TopicImage],
+        base_views: Mapping[str, dict[Any, Members]] | None = None,
+        touched: Mapping[PartitionKey, PartitionRegistration | None] | None = None,
+    ) -> None:
         self._topics = topics
+        self._base_views = base_views or {}
+        self._touched = touched or {}
+        self._views: dict[str, dict[Any, Members]] = {}
 
-    def _merge(self, view: str) -> dict[Any, list[PartitionKey]]:
-        merged: dict[Any, list[PartitionKey]] = {}
-        for topic in self._topics():
-            for key, keys in getattr(topic.index, view).items():
-                merged.setdefault(key, []).extend(keys)
-        return merged
+    def _view(self, name: str) -> dict[Any, Members]:
+        view = self._views.get(name)
+        if view is None:
+            base = self._base_views.get(name)
+            view = self._build(name) if base is None else self._patch(name, base)
+            self._views[name] = view
+        return view
 
-    @cached_property
-    def in_isr(self) -> Mapping[int, list[PartitionKey]]:
-        return self._merge("in_isr")
+    def _build(self, name: str) -> dict[Any, Members]:
+        view: defaultdict[Any, Members] = defaultdict(dict)
+        for topic_id, topic in self._topics.items():
+            for partition_id, partition in topic.partitions.items():
+                key = (topic_id, partition_id)
+                for member in _members(name, partition):
+                    view[member][key] = None
+        return dict(view)
 
-    @cached_property
-    def on_broker(self) -> Mapping[int, list[PartitionKey]]:
-        return self._merge("on_broker")
+    def _patch(self, name: str, base: dict[Any, Members]) -> dict[Any, Members]:
+        view = dict(base)
+        copied: set[Any] = set()
 
-    @cached_property
-    def led_by(self) -> Mapping[int, list[PartitionKey]]:
-        return self._merge("led_by")
+        def own(member: Any) -> Members:
+            if member not in copied:
+                view[member] = dict(view.get(member, {}))
+                copied.add(member)
+            return view[member]
 
-    @cached_property
-    def leaderless(self) -> list[PartitionKey]:
-        return [key for topic in self._topics() for key in topic.index.leaderless]
+        for key, old in self._touched.items():
+            topic = self._topics.get(key[0])
+            new = topic.partitions.get(key[1]) if topic is not None else None
+            old_members = _members(name, old) if old is not None else ()
+            new_members = _members(name, new) if new is not None else ()
+            if old_members == new_members:
+                continue
+            for member in old_members:
+                own(member).pop(key, None)
+            for member in new_members:
+                own(member)[key] = None
+        for member in copied:
+            if not view[member]:
+                del view[member]
+        return view
 
-    @cached_property
-    def in_directory(self) -> Mapping[str, list[PartitionKey]]:
-        return self._merge("in_directory")
+    @property
+    def views(self) -> Mapping[str, dict[Any, Members]]:
+        """The views built so far (a derived index starts from these)."""
+        return self._views
+
+    @property
+    def in_isr(self) -> Mapping[int, Members]:
+        return self._view("in_isr")
+
+    @property
+    def on_broker(self) -> Mapping[int, Members]:
+        return self._view("on_broker")
+
+    @property
+    def led_by(self) -> Mapping[int, Members]:
+        return self._view("by_leader")
+
+    @property
+    def leaderless(self) -> Members:
+        return self._view("by_leader").get(NO_LEADER, {})
+
+    @property
+    def in_directory(self) -> Mapping[str, Members]:
+        """Only real (non-reserved) directory ids, as Kafka's index."""
+        return self._view("in_directory")
 
 
 class ReplicaLog(NamedTuple):
@@ -283,18 +298,22 @@ class TopicImage:
     def future_replica(self, partition_id: int, broker_id: int) -> ReplicaLog | None:
         return self.replica_logs.get((partition_id, broker_id, True))
 
-    @cached_property
-    def index(self) -> PartitionIndex:
-        return PartitionIndex(lambda: ((self.topic_id, self.partitions),))
 
 
 class TopicsImage:
     """Every topic, by id and by name. Read-only; indexes are computed on first use."""
 
-    __slots__ = ("_by_id", "__dict__")
+    __slots__ = ("_by_id", "_base_views", "_touched", "__dict__")
 
-    def __init__(self, by_id: Mapping[str, TopicImage]) -> None:
+    def __init__(
+        self,
+        by_id: Mapping[str, TopicImage],
+        base_views: Mapping[str, dict[Any, Members]] | None = None,
+        touched: Mapping[PartitionKey, PartitionRegistration | None] | None = None,
+    ) -> None:
         self._by_id = by_id
+        self._base_views = base_views
+        self._touched = touched
 
     @property
     def by_id(self) -> Mapping[str, TopicImage]:
@@ -320,7 +339,9 @@ class TopicsImage:
 
     @cached_property
     def index(self) -> PartitionIndex:
-        return _MergedIndex(lambda: [self._by_id[topic_id] for topic_id in sorted(self._by_id)])
+        index = PartitionIndex(self._by_id, self._base_views, self._touched)
+        self._base_views = self._touched = None  # keep no chain of earlier images alive
+        return index
 
     def name_of(self, topic_id: str) -> str:
         topic = self._by_id.get(topic_id)
@@ -410,6 +431,8 @@ class TopicsDelta:
         self._base = base
         self._changed: dict[str, _TopicChanges] = {}
         self._removed: set[str] = set()
+        # Every partition changed so far, with its registration in the base (None if new).
+        self._touched: dict[PartitionKey, PartitionRegistration | None] = {}
         self._names: dict[str, str] | None = None  # name -> id, built on the first TopicRecord
 
     def _topic(self, topic_id: str) -> _TopicChanges | None:
@@ -449,6 +472,10 @@ class TopicsDelta:
         self._changed[record.topic_id] = _TopicChanges(record.name, {}, {}, {})
         names[record.name] = record.topic_id
 
+    def _touch(self, topic: _TopicChanges, key: PartitionKey) -> None:
+        if key not in self._touched:
+            self._touched[key] = self._base.partition(*key)
+
     def replay_partition(self, record: PartitionRecord) -> None:
         topic = self._topic(record.topic_id)
         if topic is None:
@@ -456,6 +483,7 @@ class TopicsDelta:
                 f"Tried to create partition {record.topic_id}:{record.partition_id}, "
                 "but no topic with that ID was found."
             )
+        self._touch(topic, (record.topic_id, record.partition_id))
         topic.partitions[record.partition_id] = PartitionRegistration.from_record(record)
 
     def replay_partition_change(self, record: PartitionChangeRecord) -> None:
@@ -467,6 +495,7 @@ class TopicsDelta:
         if current is None:
             raise ReplayError(f"Tried to change partition {where}, but no partition with that id was found.")
         merged = current.merge(record)
+        self._touch(topic, (record.topic_id, record.partition_id))
         topic.partitions[record.partition_id] = merged
         if record.replicas is not None and topic.replica_logs:
             # A replica that left the partition takes its log with it.
@@ -478,6 +507,8 @@ class TopicsDelta:
         topic = self._topic(record.topic_id)
         if topic is None:
             raise ReplayError(f"Can't find topic with ID {record.topic_id} to remove.")
+        for partition_id in topic.partitions:
+            self._touch(topic, (record.topic_id, partition_id))
         del self._changed[record.topic_id]
         if record.topic_id in self._base.by_id:
             self._removed.add(record.topic_id)
@@ -512,6 +543,7 @@ class TopicsDelta:
                         f"The lengths for replicas and directories do not match in partition {tid}:{pid}"
                     )
                 directories = _migrating(len(replicas))
+            self._touch(topic, (tid, pid))  # type: ignore[arg-type]
             topic.partitions[pid] = PartitionRegistration(  # type: ignore[union-attr]
                 replicas,
                 directories,
@@ -574,4 +606,5 @@ class TopicsDelta:
                 MappingProxyType(changes.sizes),
                 MappingProxyType(changes.replica_logs),
             )
-        return TopicsImage(by_id)
+        base_views = self._base.index.views if "index" in self._base.__dict__ else None
+        return TopicsImage(by_id, base_views, self._touched)
