@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from kjbod.common.kafka_uuid import DirectoryId
+from kjbod.common.units import human_bytes
 from kjbod.image import Image, PartitionRegistration, TopicImage, replay_all
 from kjbod.records import (
     CONFIG_RESOURCE_BROKER,
@@ -194,7 +195,7 @@ def throttled_replicas(image: Image, topic: str, name: str) -> tuple[bool, froze
     return False, frozenset(pairs)
 
 
-class _Settings:
+class CopySettings:
     """The rates and throttle lists a run needs. Nothing a run writes changes them (it writes
     no configs and changes no broker), so they are read once per run."""
 
@@ -300,7 +301,7 @@ class _CopyInfo:
 
 
 def _partition_copies(
-    image: Image, key: PartitionKey, settings: _Settings, progress: Mapping[CopyKey, int], failed: Mapping[CopyKey, str]
+    image: Image, key: PartitionKey, settings: CopySettings, progress: Mapping[CopyKey, int], failed: Mapping[CopyKey, str]
 ) -> list[_CopyInfo]:
     topic_id, partition_id = key
     topic = image.topics.get(topic_id)
@@ -365,7 +366,7 @@ class _Engine:
 
     def __init__(self, image: Image, partitions: Iterable[PartitionKey], progress: dict[CopyKey, int], failed: dict[CopyKey, str]) -> None:
         self.image = image
-        self.settings = _Settings(image)
+        self.settings = CopySettings(image)
         self.progress = progress
         self.failed = failed
         self.infos: dict[CopyKey, _CopyInfo] = {}
@@ -582,7 +583,7 @@ def _place_new_replicas(run: _Run, partitions: list[PartitionKey]) -> None:
     from kjbod.controller.replication_control import ReplicationControl
 
     brokers = set()
-    settings = _Settings(run.image)
+    settings = CopySettings(run.image)
     infos = (info for key in partitions for info in _partition_copies(run.image, key, settings, {}, {}))
     for c in infos:
         if c.future or c.blocked is not None or c.directory != DirectoryId.UNASSIGNED:
@@ -720,18 +721,6 @@ def outlook(image: Image) -> list[tuple[Copy, int | None]]:
     run = simulate(image, horizon_ms=HORIZON_MS)
     done = {(c.topic_id, c.partition, c.broker, c.future): c.time_ms - image.time_ms for c in run.completions}
     return [(c, done.get(c.key)) for c in copies(image)]
-
-
-def human_bytes(count: float) -> str:
-    """Binary units with one decimal: `512 B`, `1.5 KiB`, `100.0 GiB`."""
-    if count < 1024:
-        return f"{int(count)} B"
-    value = float(count)
-    for unit in ("KiB", "MiB", "GiB", "TiB"):
-        value /= 1024
-        if value < 1024:
-            return f"{value:.1f} {unit}"
-    return f"{value / 1024:.1f} PiB"
 
 
 def human_rate(bytes_per_second: float | Fraction) -> str:

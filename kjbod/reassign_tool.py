@@ -41,9 +41,9 @@ from kjbod.copy_simulation import (
     LEADER_THROTTLED_REPLICAS,
     LOG_DIRS_THROTTLED_RATE,
     copies,
-    human_bytes,
     simulate,
 )
+from kjbod.common.units import human_bytes
 from kjbod.errors import UserError
 from kjbod.image import Image, replay_all
 from kjbod.records import CONFIG_RESOURCE_BROKER, CONFIG_RESOURCE_TOPIC, Record

@@ -47,7 +47,8 @@ def _copy_json(image, c, done_in_ms=None) -> dict:
 
 def _copy_line(image, c, done_in_ms) -> str:
     from kjbod.controller.clock_control import format_duration
-    from kjbod.copy_simulation import human_bytes, human_rate
+    from kjbod.common.units import human_bytes
+    from kjbod.copy_simulation import human_rate
 
     text = f"  {_copy_text(image, c)}: {human_bytes(c.copied)} of {human_bytes(c.total)}"
     if c.blocked:

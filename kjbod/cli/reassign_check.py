@@ -2,8 +2,162 @@
 
 from __future__ import annotations
 
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
 import typer
+
+from kjbod.cli.context import AppContext, app_context
+from kjbod.cli.render import Lines, emit
+
+
+class ReportFormat(str, Enum):
+    text = "text"
+    json = "json"
+    junit = "junit"
 
 
 def add_commands(app: typer.Typer) -> None:
     """Adds `reassign check` to the reassign group."""
+    app.command("check")(check)
+
+
+def _read_text(path: Path, what: str) -> str:
+    from kjbod.errors import UserError
+
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"Cannot read the {what} {path}: it is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def _write_file(path: Path, text: str, what: str) -> None:
+    """Written whole or not at all; an error names the file asked for, not the temporary one."""
+    from kjbod.common.durable import atomic_write
+    from kjbod.errors import UserError
+
+    try:
+        atomic_write(path, text.encode())
+    except OSError as exc:
+        raise UserError(f"Cannot write the {what} {path}: {exc.strerror or exc}") from None
+
+
+def _write_default_policy(app_: AppContext, path: Path) -> None:
+    from kjbod.errors import UserError
+    from kjbod.plan_check import default_policy_toml
+
+    if path.exists():
+        raise UserError(f"{path} already exists: remove it or choose another file for the default policy")
+    _write_file(path, default_policy_toml(), "policy")
+    emit(app_, Lines([f"Wrote the default policy to {path}."], {"policyFile": str(path)}))
+
+
+def check(
+    ctx: typer.Context,
+    reassignment_json_file: Annotated[
+        Optional[Path],
+        typer.Option("--reassignment-json-file", metavar="F", help="The plan to check: Kafka reassignment JSON (log_dirs optional)."),
+    ] = None,
+    policy: Annotated[
+        Optional[Path],
+        typer.Option("--policy", metavar="FILE", help="The policy (TOML); default: the built-in policy (see --write-default-policy)."),
+    ] = None,
+    report: Annotated[
+        Optional[ReportFormat],
+        typer.Option("--report", case_sensitive=False, help="The report's format: text, json or junit (default: text; json with -o json)."),
+    ] = None,
+    report_file: Annotated[
+        Optional[Path],
+        typer.Option("--report-file", metavar="PATH", help="Write the report to PATH and print a one-line summary instead."),
+    ] = None,
+    throttle: Annotated[
+        Optional[str],
+        typer.Option(
+            "--throttle", metavar="BPS", help="The inter-broker throttle execute will get, in bytes/s (default: the policy's; negative: none)."
+        ),
+    ] = None,
+    replica_alter_log_dirs_throttle: Annotated[
+        Optional[str],
+        typer.Option(
+            "--replica-alter-log-dirs-throttle",
+            metavar="BPS",
+            help="The throttle of moves between log directories execute will get, in bytes/s (default: the policy's; negative: none).",
+        ),
+    ] = None,
+    write_default_policy: Annotated[
+        Optional[Path],
+        typer.Option("--write-default-policy", metavar="FILE", help="Write the default policy, commented, to FILE and exit (no plan needed)."),
+    ] = None,
+) -> None:
+    """Check a reassignment plan against the cluster state and a policy: exit 1 on any violation.
+
+    Every check has a stable id and a severity (the policy says which severities fail); the
+    report lists what each finding involves, as text, JSON or JUnit XML (one test case per check).
+    Example: kjbod reassign check --reassignment-json-file plan.json --policy policy.toml --throttle 50000000 --report junit --report-file check.xml
+    """
+    from kjbod.errors import OperationFailed, UsageError
+
+    app_ = app_context(ctx)
+    if write_default_policy is not None:
+        given = [
+            name
+            for name, value in (
+                ("--reassignment-json-file", reassignment_json_file),
+                ("--policy", policy),
+                ("--report", report),
+                ("--report-file", report_file),
+                ("--throttle", throttle),
+                ("--replica-alter-log-dirs-throttle", replica_alter_log_dirs_throttle),
+            )
+            if value is not None
+        ]
+        if given:
+            raise UsageError(f"--write-default-policy cannot be combined with {', '.join(given)}")
+        _write_default_policy(app_, write_default_policy)
+        return
+    if reassignment_json_file is None:
+        raise UsageError("Missing option '--reassignment-json-file' (or give --write-default-policy FILE)")
+    chosen = report.value if report is not None else ("json" if app_.json else "text")
+    if app_.json and report_file is None and chosen != "json":
+        raise UsageError(f"-o json prints the JSON report on stdout; --report {chosen} needs --report-file")
+
+    import json
+
+    from kjbod.plan_check import (
+        Policy,
+        check_plan,
+        failure_message,
+        parse_policy,
+        render_junit,
+        render_text,
+        report_json,
+        summary_line,
+    )
+    from kjbod.reassign_tool import parse_long_option
+    from kjbod.state import read_image
+
+    rules = parse_policy(_read_text(policy, "policy"), str(policy)) if policy is not None else Policy()
+    inter = parse_long_option(throttle, "throttle") if throttle is not None else None
+    local = (
+        parse_long_option(replica_alter_log_dirs_throttle, "replica-alter-log-dirs-throttle") if replica_alter_log_dirs_throttle is not None else None
+    )
+    plan_text = _read_text(reassignment_json_file, "plan")
+    image = read_image(app_.state_dir, lock_timeout=app_.lock_timeout, notify=app_.notify)
+    result = check_plan(image, plan_text, rules, plan_file=str(reassignment_json_file), throttle=inter, log_dir_throttle=local)
+    data = report_json(result)
+    rendered = {
+        "text": lambda: "\n".join(render_text(result)) + "\n",
+        "json": lambda: json.dumps(data, indent=2, ensure_ascii=False) + "\n",
+        "junit": lambda: render_junit(result),
+    }[chosen]()
+    if report_file is not None:
+        _write_file(report_file, rendered, "report")
+        emit(
+            app_,
+            Lines([f"{summary_line(result)} Report ({chosen}): {report_file}"], {**data, "reportFile": str(report_file), "reportFormat": chosen}),
+        )
+    else:
+        emit(app_, Lines(rendered.rstrip("\n").split("\n"), data))
+    if not result.passed:
+        raise OperationFailed(failure_message(result))
