@@ -1,9 +1,277 @@
-"""`kjbod reassign plan`: the Spark placement planner (issue 8)."""
+"""`kjbod reassign plan`: the placement planner (broker and log directory of every moved replica)."""
 
 from __future__ import annotations
 
+import time
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
 import typer
+
+from kjbod.cli.context import AppContext, app_context
+from kjbod.cli.render import Lines, emit
+
+
+class GoalChoice(str, Enum):
+    balance = "balance"
+    add_brokers = "add-brokers"
+    remove_brokers = "remove-brokers"
+    drain_dirs = "drain-dirs"
+    fix_offline = "fix-offline"
+    rebalance_disks = "rebalance-disks"
+
+
+class RackModeChoice(str, Enum):
+    strict = "strict"
+    even = "even"
+
+
+class EngineChoice(str, Enum):
+    spark = "spark"
+    local = "local"
 
 
 def add_commands(app: typer.Typer) -> None:
     """Adds `reassign plan` to the reassign group."""
+    app.command(name="plan")(plan)
+
+
+def plan(
+    ctx: typer.Context,
+    goal: Annotated[
+        GoalChoice,
+        typer.Option(
+            "--goal", metavar="GOAL", case_sensitive=False,
+            help="balance | add-brokers | remove-brokers | drain-dirs | fix-offline | rebalance-disks.",
+        ),
+    ],
+    output_file: Annotated[Path, typer.Option("--output-file", metavar="F", help="Where to write the reassignment JSON (with log_dirs).")],
+    brokers: Annotated[
+        Optional[str], typer.Option("--brokers", metavar="LIST", help='The brokers to add or remove, as "7,8,9" (add-brokers, remove-brokers).')
+    ] = None,
+    dirs: Annotated[
+        Optional[list[str]],
+        typer.Option("--dir", metavar="BROKER:PATH", help="A log directory to drain, by path or directory id (drain-dirs); repeatable."),
+    ] = None,
+    rack_mode: Annotated[
+        RackModeChoice,
+        typer.Option(
+            "--rack-mode", case_sensitive=False,
+            help="strict: at most one replica of a partition per rack while racks >= RF; even: as even as racks allow.",
+        ),
+    ] = RackModeChoice.strict,
+    max_moves: Annotated[Optional[int], typer.Option("--max-moves", metavar="N", min=0, help="Move at most N replicas.")] = None,
+    max_bytes: Annotated[
+        Optional[str], typer.Option("--max-bytes", metavar="B", help="Move at most B bytes (500GB, 1.5TiB or plain bytes).")
+    ] = None,
+    exclude_topics: Annotated[
+        Optional[str], typer.Option("--exclude-topics", metavar="REGEX", help="Never move replicas of topics matching REGEX (whole name).")
+    ] = None,
+    exclude_brokers: Annotated[
+        Optional[str], typer.Option("--exclude-brokers", metavar="LIST", help='Never move replicas to or from these brokers, as "4,5".')
+    ] = None,
+    capacity_threshold: Annotated[
+        float, typer.Option("--capacity-threshold", metavar="F", help="Never fill a log directory past this share of its capacity.")
+    ] = 0.8,
+    seed: Annotated[int, typer.Option("--seed", help="Seed for tie-breaks; the same seed and state give the same plan.")] = 0,
+    engine: Annotated[
+        Optional[EngineChoice],
+        typer.Option("--engine", case_sensitive=False, help="spark or local (default: Spark in local mode for large clusters, local otherwise)."),
+    ] = None,
+    spark_master: Annotated[
+        Optional[str], typer.Option("--spark-master", metavar="URL", help="Run the Spark engine on this master (spark://host:7077, local[4], ...).")
+    ] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace --output-file if it exists.")] = False,
+) -> None:
+    """Plan a reassignment: the broker and the log directory of every replica that moves.
+
+    Hard rules are never broken: replication factors stay; no replica lands on a fenced or
+    unregistered broker, an offline or cordoned directory, or past a directory's capacity
+    threshold; the rack rule holds wherever it can (partitions where it cannot are listed);
+    leaders stay unless the goal moves them. Only partitions that change are written, in
+    Kafka's reassignment JSON, ready for `reassign check` and `reassign execute`.
+
+    Example: kjbod reassign plan --goal balance --output-file plan.json
+    """
+    from kjbod.common.units import parse_bytes
+    from kjbod.errors import UserError
+    from kjbod.planner import Goal, PlanRequest, RackMode, plan_reassignment
+
+    app_ = app_context(ctx)
+    goal_ = Goal(goal.value)
+    broker_list = _broker_list(brokers, "--brokers")
+    if goal_ in (Goal.ADD_BROKERS, Goal.REMOVE_BROKERS) and not broker_list:
+        raise UserError(f"--goal {goal_.value} needs --brokers, e.g. --brokers 7,8")
+    if broker_list and goal_ not in (Goal.ADD_BROKERS, Goal.REMOVE_BROKERS):
+        raise UserError(f"--brokers is for --goal add-brokers or remove-brokers, not {goal_.value}")
+    dir_specs = tuple(_dir_spec(text) for text in dirs or [])
+    if goal_ is Goal.DRAIN_DIRS and not dir_specs:
+        raise UserError("--goal drain-dirs needs at least one --dir BROKER:PATH, e.g. --dir 3:/data/02/kafka-logs")
+    if dir_specs and goal_ is not Goal.DRAIN_DIRS:
+        raise UserError(f"--dir is for --goal drain-dirs, not {goal_.value}")
+    if not 0 < capacity_threshold <= 1:
+        raise UserError(f"Invalid --capacity-threshold {capacity_threshold}: give a share of capacity above 0 and at most 1, e.g. 0.8")
+    if spark_master is not None and engine is EngineChoice.local:
+        raise UserError("--spark-master runs the Spark engine; drop it or use --engine spark")
+    request = PlanRequest(
+        goal=goal_,
+        brokers=broker_list,
+        dirs=dir_specs,
+        rack_mode=RackMode(rack_mode.value),
+        max_moves=max_moves,
+        max_bytes=parse_bytes(max_bytes, "--max-bytes") if max_bytes is not None else None,
+        exclude_topics=exclude_topics,
+        exclude_brokers=_broker_list(exclude_brokers, "--exclude-brokers"),
+        capacity_threshold=capacity_threshold,
+        seed=seed,
+    )
+    with _progress(app_) as progress:
+        run = plan_reassignment(
+            app_.state_dir,
+            request,
+            output_file,
+            overwrite=overwrite,
+            engine=engine.value if engine else None,
+            spark_master=spark_master,
+            lock_timeout=app_.lock_timeout,
+            notify=app_.notify,
+            progress=progress,
+        )
+    data = dict(run.report.data, outputFile=str(output_file))
+    emit(app_, Lines(report_lines(data), data))
+
+
+def _broker_list(text: str | None, option: str) -> tuple[int, ...]:
+    from kjbod.errors import UserError
+
+    if text is None:
+        return ()
+    try:
+        ids = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise UserError(f'Invalid {option} "{text}": give broker ids separated by commas, e.g. 7,8') from None
+    if not ids:
+        raise UserError(f'Invalid {option} "{text}": give broker ids separated by commas, e.g. 7,8')
+    return ids
+
+
+def _dir_spec(text: str) -> tuple[int, str]:
+    from kjbod.errors import UserError
+
+    broker, sep, path = text.partition(":")
+    if not sep or not path or not broker.strip().isdigit():
+        raise UserError(f'Invalid --dir "{text}": give BROKER:PATH (or BROKER:DIRECTORY_ID), e.g. 3:/data/02/kafka-logs')
+    return int(broker), path
+
+
+class _progress:
+    """Progress on stderr while the planner runs: a live status line on a terminal, nothing
+    otherwise (stdout carries only the report)."""
+
+    def __init__(self, app_: AppContext) -> None:
+        self.app = app_
+        self.started = time.perf_counter()
+        self.status: Any = None
+
+    def __enter__(self):
+        if self.app.interactive:
+            from rich.console import Console
+
+            self.status = Console(file=self.app.stderr, highlight=False).status("Planning", spinner="dots")
+            self.status.start()
+        return self.update
+
+    def update(self, text: str) -> None:
+        if self.status is not None:
+            self.status.update(f"[{time.perf_counter() - self.started:5.1f}s] {text}")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.status is not None:
+            self.status.stop()
+
+
+# The text report ---------------------------------------------------------------------------
+
+
+def _bytes(value: float) -> str:
+    from kjbod.common.units import human_bytes
+
+    return human_bytes(value)
+
+
+def report_lines(data: dict[str, Any]) -> list[str]:
+    """The report an operator reads: what the plan moves, balance before and after, a chart of
+    directory usage, and anything the rules did not allow."""
+    before, after = data["before"], data["after"]
+    changed = data["partitionsChanged"]
+    lines = [
+        f"Planned {data['goal']} for {data['brokers']} brokers, {data['directories']} log directories, {data['partitions']} partitions "
+        f"({data['replicas']} replicas) with the {data['engine']} engine.",
+    ]
+    if changed:
+        lines.append(f"Wrote {changed} partition reassignment(s) to {data['outputFile']}.")
+    else:
+        lines.append(f"Nothing needs to move; wrote an empty reassignment to {data['outputFile']}.")
+    bound = data["lowerBoundBytes"]
+    ratio = f", {data['movedOverLowerBound']:.2f}x the least any plan must move ({_bytes(bound)})" if bound else ""
+    lines += [
+        "",
+        f"Moves: {data['replicasMovedBetweenBrokers']} replica(s) between brokers ({_bytes(data['bytesMovedBetweenBrokers'])}), "
+        f"{data['replicasMovedBetweenDirectories']} between directories of a broker ({_bytes(data['bytesMovedBetweenDirectories'])}); "
+        f"{_bytes(data['bytesMoved'])} in all{ratio}.",
+    ]
+    if data["preferredLeadersChanged"]:
+        lines.append(
+            f"Preferred leaders: {data['preferredLeadersChanged']} change; run `kjbod elect --election-type PREFERRED --all-topic-partitions` "
+            "once the reassignment completes."
+        )
+    rows = [
+        ("Replicas per broker", f"{before['replicasMin']}-{before['replicasMax']}", f"{after['replicasMin']}-{after['replicasMax']}"),
+        ("  max deviation from target", _pct(before["replicasMaxDeviationPercent"]), _pct(after["replicasMaxDeviationPercent"])),
+        ("Leaders: max deviation", _pct(before["leadersMaxDeviationPercent"]), _pct(after["leadersMaxDeviationPercent"])),
+        ("Bytes: max deviation", _pct(before["bytesMaxDeviationPercent"]), _pct(after["bytesMaxDeviationPercent"])),
+        ("Directory usage: fullest", _pct(before["directoryUsageMaxPercent"]), _pct(after["directoryUsageMaxPercent"])),
+        (
+            "  furthest from broker mean",
+            f"{before['directoryUsageMaxPointsFromBrokerMean']:.1f} pts",
+            f"{after['directoryUsageMaxPointsFromBrokerMean']:.1f} pts",
+        ),
+        ("Partitions breaking the rack rule", str(before["rackViolations"]), str(after["rackViolations"])),
+    ]
+    width = max(len(r[0]) for r in rows)
+    lines += ["", f"{'':<{width}}  {'before':>12}  {'after':>12}"]
+    lines += [f"{name:<{width}}  {b:>12}  {a:>12}" for name, b, a in rows]
+    lines += ["", *usage_chart(data["directoryUsageHistogram"]["before"], data["directoryUsageHistogram"]["after"])]
+    for note in data["notes"]:
+        lines.append(f"Note: {note}")
+    unsatisfiable = data["unsatisfiable"]
+    if unsatisfiable:
+        lines.append(f"The rack rule or the capacity threshold cannot be met for {len(unsatisfiable)} partition(s):")
+        for item in unsatisfiable[:10]:
+            lines.append(f"  {item['topic']}-{item['partition']}: {item['reason']}")
+        if len(unsatisfiable) > 10:
+            lines.append(f"  ... and {len(unsatisfiable) - 10} more (all of them with --output json)")
+    lines.append("Per-broker and per-directory figures: --output json.")
+    return lines
+
+
+def _pct(value: float) -> str:
+    return f"{value:.1f}%"
+
+
+def usage_chart(before: list[int], after: list[int], width: int = 24) -> list[str]:
+    """Directories by usage, in 10-point bins, before and after, as two bar columns."""
+    most = max(max(before), max(after), 1)
+
+    def bar(count: int) -> str:
+        cells = count * width / most
+        full = int(cells)
+        text = "█" * full + ("▌" if cells - full >= 0.5 else "")
+        return f"{text:<{width}} {count:>6}"
+
+    lines = [f"Log directories by usage   {'before':<{width + 7}}  after"]
+    for index, (b, a) in enumerate(zip(before, after)):
+        label = f"{index * 10:>3}-{index * 10 + 10}%" if index < 9 else " 90%+   "
+        lines.append(f"  {label:<24} {bar(b)}  {bar(a)}")
+    return lines

@@ -1,0 +1,252 @@
+"""The placement planner at scale: time, peak memory and plan quality on synthetic clusters.
+
+    python bench/bench_planner.py                          # 1000 brokers x 12 dirs, 1M partitions, balance
+    python bench/bench_planner.py --partitions 100000,300000,1000000     # scaling
+    python bench/bench_planner.py --goals remove-brokers,drain-dirs      # the must-move goals
+    python bench/bench_planner.py --partitions 200000 --assigner         # against kafka-assigner
+
+Each cluster comes from bench/synthetic.py (racks of unequal size, skewed partition sizes, hot
+topics, nearly full disks) with `--new-brokers` empty brokers added, so `balance` starts skewed.
+Disks are sized so the cluster would be half full when even. The cluster is imported with
+`kjbod import cluster`, then `kjbod reassign plan` runs as a subprocess, end to end (reading the
+state, Spark, writing the plan), while the whole process tree's memory is sampled. Every plan is
+then checked by `kjbod reassign check` (the hard rules) and the figures printed:
+
+    time, peak memory (process tree, Spark's JVM included), hard-rule violations, replica count,
+    leader and byte spread across brokers, directory spread within brokers, data moved against
+    the lower bound the report computes.
+
+`--assigner` also runs LinkedIn's kafka-assigner (kafka-tools 0.1.9, `balance -t count
+rackaware`) on the same broker-level input, in its own virtual environment (created on first
+use under --workdir), and prints its time, partitions moved and spreads beside ours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from synthetic import GIB, SyntheticSpec, generate, write_files  # noqa: E402
+
+KJBOD = [sys.executable, "-m", "kjbod"]
+
+
+def tree_rss(pid: int) -> int:
+    """Resident bytes of a process and all its descendants (Spark's JVM and Python workers)."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(entry))
+            rss[int(entry)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, IndexError, ValueError):
+            continue
+    total, stack = 0, [pid]
+    while stack:
+        p = stack.pop()
+        total += rss.get(p, 0)
+        stack.extend(children.get(p, []))
+    return total
+
+
+def run_measured(command: list[str]) -> tuple[subprocess.CompletedProcess[str], float, int]:
+    """Run a command; return it, its wall time and the peak memory of its process tree."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak = 0
+    stop = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not stop.is_set():
+            peak = max(peak, tree_rss(process.pid))
+            stop.wait(0.25)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, err = process.communicate()
+    stop.set()
+    sampler.join()
+    elapsed = time.perf_counter() - started
+    return subprocess.CompletedProcess(command, process.returncode, out, err), elapsed, peak
+
+
+def prepare(workdir: Path, partitions: int, args: argparse.Namespace) -> Path:
+    """Generate, resize the disks, and import a cluster; reuse it when already there."""
+    name = f"c{partitions}-b{args.brokers}-n{args.new_brokers}-d{args.dirs}-r{args.racks}-s{args.seed}"
+    cluster_dir = workdir / name
+    state = cluster_dir / "state"
+    if (cluster_dir / "ready").exists():
+        return cluster_dir
+    cluster_dir.mkdir(parents=True, exist_ok=True)
+    loaded = args.brokers - args.new_brokers
+    started = time.perf_counter()
+    cluster = generate(
+        SyntheticSpec(
+            brokers=loaded, dirs_per_broker=args.dirs, partitions=partitions, racks=args.racks, hot_topics=4,
+            full_dirs=max(2, args.brokers // 80), seed=args.seed,
+        )
+    )
+    _add_empty_brokers(cluster.brokers, args.new_brokers, args.dirs)
+    _resize_disks(cluster, set(cluster.full))
+    write_files(cluster, cluster_dir / "input")
+    print(f"  generated {partitions} partitions in {time.perf_counter() - started:.1f} s", flush=True)
+    files = cluster_dir / "input"
+    command = [
+        *KJBOD, "--state", str(state), "import", "cluster", "--brokers", str(files / "brokers.json"),
+        "--assignment", str(files / "assignment.json"), "--log-dirs", str(files / "log-dirs.txt"),
+    ]
+    result, elapsed, peak = run_measured(command)
+    if result.returncode != 0:
+        raise SystemExit(f"import failed: {result.stderr.strip()}")
+    print(f"  imported in {elapsed:.1f} s (peak {peak / GIB:.1f} GiB)", flush=True)
+    (cluster_dir / "ready").write_text("")
+    return cluster_dir
+
+
+def _add_empty_brokers(brokers_doc: dict[str, Any], count: int, dirs: int) -> None:
+    existing = brokers_doc["brokers"]
+    racks = sorted({b["rack"] for b in existing})
+    next_id = max(b["id"] for b in existing) + 1
+    paths = [d["path"] for d in existing[0]["log_dirs"]][:dirs]
+    for i in range(count):
+        existing.append({"id": next_id + i, "rack": racks[i % len(racks)], "log_dirs": [{"path": p, "capacity_bytes": 0} for p in paths]})
+
+
+def _resize_disks(cluster: Any, full: set[tuple[int, str]]) -> None:
+    """One disk size that makes the cluster half full once even; a disk that would be over 90%
+    full with it is bigger (some brokers have bigger disks), except the few meant to be nearly full."""
+    used: dict[tuple[int, str], int] = {}
+    for broker in cluster.log_dirs["brokers"]:
+        for log_dir in broker["logDirs"]:
+            used[(broker["broker"], log_dir["logDir"])] = sum(p["size"] for p in log_dir["partitions"] if not p["isFuture"])
+    all_dirs = [(b["id"], d["path"]) for b in cluster.brokers["brokers"] for d in b["log_dirs"]]
+    standard = sum(used.values()) / (len(all_dirs) * 0.5)
+    standard = int(math.ceil(standard / (100 * GIB)) * 100 * GIB)
+    for broker in cluster.brokers["brokers"]:
+        for log_dir in broker["log_dirs"]:
+            key = (broker["id"], log_dir["path"])
+            bytes_used = used.get(key, 0)
+            if key in full:
+                log_dir["capacity_bytes"] = max(int(bytes_used / 0.95), 1)
+            elif bytes_used > 0.9 * standard:
+                log_dir["capacity_bytes"] = int(math.ceil(bytes_used / 0.9 / (100 * GIB)) * 100 * GIB)
+            else:
+                log_dir["capacity_bytes"] = standard
+
+
+def goal_options(goal: str, cluster_dir: Path, args: argparse.Namespace) -> list[str]:
+    brokers = json.loads((cluster_dir / "input" / "brokers.json").read_bytes())["brokers"]
+    if goal == "remove-brokers":
+        return ["--brokers", ",".join(str(b["id"]) for b in brokers[:2])]
+    if goal == "drain-dirs":
+        step = max(1, (args.brokers - args.new_brokers) // 20)
+        chosen = brokers[: args.brokers - args.new_brokers : step][:20]
+        options = []
+        for b in chosen:
+            options += ["--dir", f"{b['id']}:{b['log_dirs'][1]['path']}"]
+        return options
+    return []
+
+
+def run_plan(cluster_dir: Path, goal: str, args: argparse.Namespace) -> dict[str, Any]:
+    plan_file = cluster_dir / f"plan-{goal}.json"
+    command = [
+        *KJBOD, "--state", str(cluster_dir / "state"), "-o", "json", "reassign", "plan", "--goal", goal,
+        "--engine", args.engine, "--output-file", str(plan_file), "--overwrite", *goal_options(goal, cluster_dir, args),
+    ]
+    result, elapsed, peak = run_measured(command)
+    if result.returncode != 0:
+        raise SystemExit(f"plan failed ({result.returncode}): {result.stderr.strip()[-2000:]}")
+    report = json.loads(result.stdout)
+    check, _, _ = run_measured(
+        [*KJBOD, "--state", str(cluster_dir / "state"), "-o", "json", "reassign", "check", "--reassignment-json-file", str(plan_file)]
+    )
+    try:
+        verdict = json.loads(check.stdout)
+        violations: Any = f"{verdict['counts'].get('error', 0)} error(s)" + (f" in {', '.join(verdict['failedChecks'])}" if verdict["failedChecks"] else "")
+    except (ValueError, KeyError, TypeError):
+        violations = f"unreadable check output: {check.stderr.strip()[-300:]}"
+    return {"report": report, "seconds": elapsed, "peak": peak, "violations": violations, "checkExit": check.returncode}
+
+
+def print_plan(label: str, run: dict[str, Any]) -> None:
+    r = run["report"]
+    before, after = r["before"], r["after"]
+    print(f"{label}: {run['seconds']:.1f} s end to end (planner {r['seconds']:.1f} s), peak memory {run['peak'] / GIB:.2f} GiB")
+    print(f"  hard-rule violations (reassign check): {run['violations']} (exit {run['checkExit']})")
+    print(
+        f"  replicas per broker: max deviation {before['replicasMaxDeviationPercent']:.2f}% -> {after['replicasMaxDeviationPercent']:.2f}% "
+        f"({after['replicasMin']}-{after['replicasMax']})"
+    )
+    print(f"  leaders per broker: max deviation {before['leadersMaxDeviationPercent']:.2f}% -> {after['leadersMaxDeviationPercent']:.2f}%")
+    print(f"  bytes per broker: max deviation {before['bytesMaxDeviationPercent']:.2f}% -> {after['bytesMaxDeviationPercent']:.2f}%")
+    print(
+        f"  directory usage, furthest from its broker's mean: {before['directoryUsageMaxPointsFromBrokerMean']:.2f} -> "
+        f"{after['directoryUsageMaxPointsFromBrokerMean']:.2f} points; fullest {before['directoryUsageMaxPercent']:.1f}% -> "
+        f"{after['directoryUsageMaxPercent']:.1f}%"
+    )
+    print(f"  rack violations {before['rackViolations']} -> {after['rackViolations']}; unsatisfiable partitions {len(r['unsatisfiable'])}")
+    ratio = r["movedOverLowerBound"]
+    print(
+        f"  moved: {r['partitionsChanged']} partitions, {r['replicasMovedBetweenBrokers']} replicas between brokers, "
+        f"{r['replicasMovedBetweenDirectories']} between directories; {r['bytesMoved'] / GIB:,.0f} GiB = "
+        f"{ratio if ratio is not None else '-'}x the lower bound ({r['lowerBoundBytes'] / GIB:,.0f} GiB)"
+    )
+    for note in r["notes"]:
+        print(f"  note: {note}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--partitions", default="1000000", help="comma-separated sizes")
+    parser.add_argument("--brokers", type=int, default=1000)
+    parser.add_argument("--new-brokers", type=int, default=100, help="of --brokers, how many start empty")
+    parser.add_argument("--dirs", type=int, default=12)
+    parser.add_argument("--racks", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--goals", default="balance")
+    parser.add_argument("--engine", default="spark", choices=["spark", "local"])
+    parser.add_argument("--assigner", action="store_true", help="also run kafka-assigner count+rackaware")
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/kjbod-bench-planner"))
+    args = parser.parse_args()
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    times: list[tuple[int, float]] = []
+    for size in (int(s) for s in args.partitions.split(",")):
+        print(f"== {size} partitions, {args.brokers} brokers ({args.new_brokers} empty) x {args.dirs} dirs, {args.racks} racks", flush=True)
+        cluster_dir = prepare(args.workdir, size, args)
+        for goal in args.goals.split(","):
+            run = run_plan(cluster_dir, goal, args)
+            print_plan(f"{goal} ({args.engine})", run)
+            if goal == "balance":
+                times.append((size, run["seconds"]))
+        if args.assigner:
+            from assigner_peer import run_assigner  # noqa: PLC0415  (kept apart: it needs its own venv)
+
+            ours = run_plan(cluster_dir, "balance", args) if "balance" not in args.goals.split(",") else run
+            run_assigner(cluster_dir, args.workdir, ours)
+    if len(times) > 1:
+        base_size, base_time = times[0]
+        print("scaling (balance, end to end):")
+        for size, seconds in times:
+            print(f"  {size:>9} partitions: {seconds:6.1f} s  ({seconds / base_time:.2f}x the time for {size / base_size:.0f}x the partitions)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,209 @@
+"""`kjbod reassign plan` through the CLI: the report, the plan file, every goal's plan passing
+`reassign check`, a plan executed to completion, and the operator's mistakes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kjbod.cli.app import app
+
+from ..conftest import Cli
+
+GIB = 2**30
+TIB = 2**40
+RACKS = {1: "r1", 2: "r2", 3: "r3", 4: "r1", 5: "r2", 6: "r3"}
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Brokers 1-6 in racks r1 (1, 4), r2 (2, 5), r3 (3, 6), each with /data/bN/d1 and d2 of
+    1 TiB. `orders` (6 x 60 GiB) and `events` (6 x 6 GiB) live on brokers 1, 2, 3, all on d1;
+    brokers 4-6 are empty."""
+    work = tmp_path_factory.mktemp("plan")
+    brokers = {
+        "brokers": [
+            {"id": b, "rack": rack, "log_dirs": [{"path": f"/data/b{b}/d1", "capacity_bytes": TIB}, {"path": f"/data/b{b}/d2", "capacity_bytes": TIB}]}
+            for b, rack in RACKS.items()
+        ]
+    }
+    rotations = [[1, 2, 3], [2, 3, 1], [3, 1, 2]]
+    partitions = [
+        {"topic": topic, "partition": p, "replicas": rotations[p % 3], "log_dirs": [f"/data/b{b}/d1" for b in rotations[p % 3]]}
+        for topic in ("events", "orders")
+        for p in range(6)
+    ]
+    (work / "brokers.json").write_text(json.dumps(brokers))
+    (work / "assignment.json").write_text(json.dumps({"version": 1, "partitions": partitions}))
+    state = work / "state"
+    for args in (
+        ["import", "cluster", "--brokers", str(work / "brokers.json"), "--assignment", str(work / "assignment.json")],
+        ["topic", "set-size", "orders", "--bytes", str(60 * GIB)],
+        ["topic", "set-size", "events", "--bytes", str(6 * GIB)],
+    ):
+        result = CliRunner().invoke(app, ["--state", str(state), *args], catch_exceptions=False)
+        assert result.exit_code == 0, result.stderr
+    return state
+
+
+@pytest.fixture
+def state(template: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "cluster"
+    shutil.copytree(template, copy)
+    return copy
+
+
+def test_balance_report_and_plan_file(cli: Cli, state: Path, tmp_path: Path) -> None:
+    plan_file = tmp_path / "plan.json"
+    result = cli("reassign", "plan", "--goal", "balance", "--output-file", str(plan_file), state=state)
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == ""
+    # By hand: brokers 1-3 each give 3 orders and 3 events replicas (198 GiB) to 4-6, then move
+    # one orders replica to their empty d2 (d1 198 GiB is past 9.7% + 5 points of 1 TiB). The
+    # least any plan moves is what d1 holds above that band on each old broker: 3 x 245.8 GiB.
+    assert result.stdout == (
+        "Planned balance for 6 brokers, 12 log directories, 12 partitions (36 replicas) with the local engine.\n"
+        f"Wrote 11 partition reassignment(s) to {plan_file}.\n"
+        "\n"
+        "Moves: 18 replica(s) between brokers (594.0 GiB), 3 between directories of a broker (180.0 GiB); 774.0 GiB in all, 1.05x the least any plan must move (737.4 GiB).\n"
+        "Preferred leaders: 6 change; run `kjbod elect --election-type PREFERRED --all-topic-partitions` once the reassignment completes.\n"
+        "\n"
+        "                                         before         after\n"
+        "Replicas per broker                        0-12           6-6\n"
+        "  max deviation from target              100.0%          0.0%\n"
+        "Leaders: max deviation                   100.0%          0.0%\n"
+        "Bytes: max deviation                     100.0%          0.0%\n"
+        "Directory usage: fullest                  38.7%         13.5%\n"
+        "  furthest from broker mean            19.3 pts       3.8 pts\n"
+        "Partitions breaking the rack rule             0             0\n"
+        "\n"
+        "Log directories by usage   before                           after\n"
+        "    0-10%                  ████████████████████████      9  ████████████████              6\n"
+        "   10-20%                                                0  ████████████████              6\n"
+        "   20-30%                                                0                                0\n"
+        "   30-40%                  ████████                      3                                0\n"
+        "   40-50%                                                0                                0\n"
+        "   50-60%                                                0                                0\n"
+        "   60-70%                                                0                                0\n"
+        "   70-80%                                                0                                0\n"
+        "   80-90%                                                0                                0\n"
+        "   90%+                                                  0                                0\n"
+        "Per-broker and per-directory figures: --output json.\n"
+    )
+    document = json.loads(plan_file.read_text())
+    assert document["version"] == 1
+    assert len(document["partitions"]) == 11
+    for entry in document["partitions"]:
+        assert len(entry["replicas"]) == len(entry["log_dirs"]) == 3
+        assert len({RACKS[b] for b in entry["replicas"]}) == 3
+
+
+def test_json_report(cli: Cli, state: Path, tmp_path: Path) -> None:
+    plan_file = tmp_path / "plan.json"
+    result = cli("-o", "json", "reassign", "plan", "--goal", "balance", "--output-file", str(plan_file), state=state)
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["outputFile"] == str(plan_file)
+    assert data["partitionsChanged"] == len(json.loads(plan_file.read_text())["partitions"])
+    assert {row["broker"] for row in data["perBroker"]} == set(RACKS)
+    assert data["after"]["replicasMin"] == data["after"]["replicasMax"] == 6
+    assert data["unsatisfiable"] == []
+
+
+@pytest.mark.parametrize(
+    "goal_args",
+    [
+        ["--goal", "balance"],
+        ["--goal", "add-brokers", "--brokers", "4,5"],
+        ["--goal", "remove-brokers", "--brokers", "3"],
+        ["--goal", "drain-dirs", "--dir", "1:/data/b1/d1"],
+        ["--goal", "rebalance-disks"],
+        ["--goal", "balance", "--max-moves", "4", "--exclude-topics", "events"],
+    ],
+    ids=lambda args: "-".join(a.lstrip("-") for a in args),
+)
+def test_plans_pass_reassign_check_with_the_default_policy(cli: Cli, state: Path, tmp_path: Path, goal_args: list[str]) -> None:
+    plan_file = tmp_path / "plan.json"
+    planned = cli("reassign", "plan", *goal_args, "--output-file", str(plan_file), state=state)
+    assert planned.exit_code == 0, planned.stderr
+    assert json.loads(plan_file.read_text())["partitions"], "the goal moves something"
+    checked = cli("reassign", "check", "--reassignment-json-file", str(plan_file), state=state)
+    assert checked.exit_code == 0, checked.stdout + checked.stderr
+
+
+def test_a_plan_runs_to_completion(cli: Cli, state: Path, tmp_path: Path) -> None:
+    plan_file = tmp_path / "plan.json"
+    assert cli("reassign", "plan", "--goal", "remove-brokers", "--brokers", "1", "--output-file", str(plan_file), state=state).exit_code == 0
+    assert cli("reassign", "execute", "--reassignment-json-file", str(plan_file), state=state).exit_code == 0
+    assert cli("clock", "advance", "--until-idle", state=state).exit_code == 0
+    verified = cli("reassign", "verify", "--reassignment-json-file", str(plan_file), state=state)
+    assert verified.exit_code == 0, verified.stdout + verified.stderr
+    assert "is still in progress" not in verified.stdout
+    described = json.loads(cli("-o", "json", "log-dirs", "describe", "--broker-list", "1", state=state).stdout.splitlines()[-1])
+    assert all(not log_dir["partitions"] for b in described["brokers"] for log_dir in b["logDirs"])
+    # Nothing left to do: the same goal now plans no moves.
+    again = cli("reassign", "plan", "--goal", "remove-brokers", "--brokers", "1", "--output-file", str(tmp_path / "again.json"), state=state)
+    assert again.exit_code == 0
+    assert "Nothing needs to move; wrote an empty reassignment" in again.stdout
+    assert json.loads((tmp_path / "again.json").read_text()) == {"version": 1, "partitions": []}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--goal", "remove-brokers"], "--goal remove-brokers needs --brokers, e.g. --brokers 7,8"),
+        (["--goal", "balance", "--brokers", "1"], "--brokers is for --goal add-brokers or remove-brokers, not balance"),
+        (["--goal", "remove-brokers", "--brokers", "1,x"], 'Invalid --brokers "1,x": give broker ids separated by commas, e.g. 7,8'),
+        (["--goal", "remove-brokers", "--brokers", "42"], "Broker 42 is not in the cluster state"),
+        (["--goal", "drain-dirs"], "--goal drain-dirs needs at least one --dir BROKER:PATH, e.g. --dir 3:/data/02/kafka-logs"),
+        (["--goal", "drain-dirs", "--dir", "/data/b1/d1"], 'Invalid --dir "/data/b1/d1": give BROKER:PATH (or BROKER:DIRECTORY_ID), e.g. 3:/data/02/kafka-logs'),
+        (["--goal", "drain-dirs", "--dir", "1:/data/b9/d1"], "Broker 1 has no log directory /data/b9/d1 (give its path or directory id)"),
+        (["--goal", "balance", "--dir", "1:/data/b1/d1"], "--dir is for --goal drain-dirs, not balance"),
+        (["--goal", "balance", "--capacity-threshold", "1.5"], "Invalid --capacity-threshold 1.5: give a share of capacity above 0 and at most 1, e.g. 0.8"),
+        (["--goal", "balance", "--max-bytes", "lots"], "Invalid --max-bytes 'lots': give bytes, optionally with a unit (500GB, 1.5TiB)"),
+        (["--goal", "balance", "--exclude-topics", "[a"], "Invalid --exclude-topics regular expression '[a': unterminated character set at position 0"),
+        (["--goal", "add-brokers", "--brokers", "9"], "Broker 9 is not in the cluster state"),
+        (["--goal", "balance", "--engine", "local", "--spark-master", "local[2]"], "--spark-master runs the Spark engine; drop it or use --engine spark"),
+    ],
+)
+def test_operator_mistakes_get_one_line_and_exit_1(cli: Cli, state: Path, tmp_path: Path, args: list[str], message: str) -> None:
+    plan_file = tmp_path / "plan.json"
+    result = cli("reassign", "plan", *args, "--output-file", str(plan_file), state=state)
+    assert (result.exit_code, result.stderr, result.stdout) == (1, message + "\n", "")
+    assert not plan_file.exists()
+
+
+def test_an_existing_file_is_never_overwritten_without_overwrite(cli: Cli, state: Path, tmp_path: Path) -> None:
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text("my notes")
+    result = cli("reassign", "plan", "--goal", "balance", "--output-file", str(plan_file), state=state)
+    assert (result.exit_code, result.stderr) == (1, f"{plan_file} already exists; choose another --output-file or pass --overwrite to replace it\n")
+    assert plan_file.read_text() == "my notes"
+    replaced = cli("reassign", "plan", "--goal", "balance", "--output-file", str(plan_file), "--overwrite", state=state)
+    assert replaced.exit_code == 0
+    assert json.loads(plan_file.read_text())["version"] == 1
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("plan.json")] == ["plan.json"]  # no temporary left
+
+
+def test_a_missing_output_directory_is_reported_before_planning(cli: Cli, state: Path, tmp_path: Path) -> None:
+    target = tmp_path / "nowhere" / "plan.json"
+    result = cli("reassign", "plan", "--goal", "balance", "--output-file", str(target), state=state)
+    assert (result.exit_code, result.stderr) == (1, f"The directory of --output-file {target} does not exist; create it first\n")
+
+
+def test_an_unknown_goal_is_a_usage_error(cli: Cli, state: Path, tmp_path: Path) -> None:
+    result = cli("reassign", "plan", "--goal", "tidy", "--output-file", str(tmp_path / "p.json"), state=state)
+    assert result.exit_code == 2
+    assert "tidy" in result.stderr
+
+
+def test_an_empty_cluster_plans_nothing(cli: Cli, bootstrapped: Path, tmp_path: Path) -> None:
+    plan_file = tmp_path / "plan.json"
+    result = cli("reassign", "plan", "--goal", "balance", "--output-file", str(plan_file), state=bootstrapped)
+    assert result.exit_code == 0, result.stderr
+    assert "Nothing needs to move" in result.stdout
+    assert json.loads(plan_file.read_text()) == {"version": 1, "partitions": []}
