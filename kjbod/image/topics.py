@@ -431,7 +431,11 @@ class TopicsDelta:
         self._base = base
         self._changed: dict[str, _TopicChanges] = {}
         self._removed: set[str] = set()
-        # Every partition changed so far, with its registration in the base (None if new).
+        # Every partition changed so far, with its registration in the base (None if new), so
+        # the new image can patch the base's partition index instead of rebuilding it. Only
+        # when the base has built its index already: replaying a snapshot into an empty image
+        # (a million partitions) then costs nothing extra, and the index is built once, on use.
+        self._patch_index = "index" in base.__dict__
         self._touched: dict[PartitionKey, PartitionRegistration | None] = {}
         self._names: dict[str, str] | None = None  # name -> id, built on the first TopicRecord
 
@@ -473,7 +477,7 @@ class TopicsDelta:
         names[record.name] = record.topic_id
 
     def _touch(self, topic: _TopicChanges, key: PartitionKey) -> None:
-        if key not in self._touched:
+        if self._patch_index and key not in self._touched:
             self._touched[key] = self._base.partition(*key)
 
     def replay_partition(self, record: PartitionRecord) -> None:
@@ -525,6 +529,7 @@ class TopicsDelta:
         lke_column = columns.get("last_known_elr")
         topic_id = None
         topic: _TopicChanges | None = None
+        patch_index = self._patch_index
         rows = zip(
             columns["topic_id"], columns["partition_id"], replicas_column, columns["isr"],
             columns["removing_replicas"], columns["adding_replicas"], columns["leader"],
@@ -543,7 +548,8 @@ class TopicsDelta:
                         f"The lengths for replicas and directories do not match in partition {tid}:{pid}"
                     )
                 directories = _migrating(len(replicas))
-            self._touch(topic, (tid, pid))  # type: ignore[arg-type]
+            if patch_index:
+                self._touch(topic, (tid, pid))  # type: ignore[arg-type]
             topic.partitions[pid] = PartitionRegistration(  # type: ignore[union-attr]
                 replicas,
                 directories,
@@ -606,5 +612,5 @@ class TopicsDelta:
                 MappingProxyType(changes.sizes),
                 MappingProxyType(changes.replica_logs),
             )
-        base_views = self._base.index.views if "index" in self._base.__dict__ else None
+        base_views = self._base.index.views if self._patch_index else None
         return TopicsImage(by_id, base_views, self._touched)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import heapq
 import re
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -84,6 +85,8 @@ class Plan:
     forced: np.ndarray | None = None
     rack_fixes: np.ndarray | None = None  # replicas beyond the rack limit (balance moves them)
     movable: np.ndarray | None = None
+    open_dirs: np.ndarray | None = None  # directories that may receive replicas
+    draining_dirs: np.ndarray | None = None  # directories drain-dirs empties
     holders: np.ndarray | None = None
     count_high: np.ndarray | None = None
     byte_target: np.ndarray | None = None
@@ -292,7 +295,7 @@ class _Placement:
         self.racks_of: dict[int, list[int]] = {}
         # The directory each replica's bytes are counted in, and each broker's roomiest open
         # directory and the room left in it under the limit (-inf without one), kept up to date.
-        self._counted_dir = t.rep_dir.copy()
+        self.counted_dir = t.rep_dir.copy()
         self._best_dir = [-1] * t.broker_count
         self.best_room = [-np.inf] * t.broker_count
         for b in range(t.broker_count):
@@ -346,7 +349,7 @@ class _Placement:
         self.broker[rep] = target
         # Room accounting only (the directory kernel decides the directory): the replica leaves
         # the directory it is counted in, and is counted in the target's roomiest one.
-        here = int(self._counted_dir[rep])
+        here = int(self.counted_dir[rep])
         if here >= 0:
             self.dir_loads[here] -= size
             self._refresh(source)
@@ -354,7 +357,7 @@ class _Placement:
         if there >= 0:
             self.dir_loads[there] += size
             self._refresh(target)
-        self._counted_dir[rep] = there
+        self.counted_dir[rep] = there
 
 def _quiet(_: str) -> None:
     pass
@@ -368,6 +371,8 @@ def plan(t: ClusterTables, request: PlanRequest, engine: Engine, progress: Calla
     targets = _targets(t, setup, request, placement)
     result.movable, result.holders, result.count_high, result.byte_target = setup.movable, targets.holders, targets.high, targets.bytes
     result.forced = setup.forced.copy()
+    result.open_dirs = setup.open_dirs
+    result.draining_dirs = setup.draining_dirs
     result.rack_fixes = np.zeros(t.replica_count, dtype=bool)
     budget = _Budget(request)
     goal = request.goal
@@ -509,10 +514,24 @@ def _phase_brokers(
                 room = int(np.maximum(targets.low - placement.count, 0)[setup.receivable].sum())
                 quota_count = _limit_total(quota_count, placement.count - targets.low, room)
         elif balancing:
-            heavy = targets.holders & (over_bytes > targets.bytes * BYTE_TOLERANCE)
+            # Brokers outside the byte band are brought inside it, halfway to their target: all
+            # the way costs moves for evenness the band does not ask for.
+            margin = targets.bytes * BYTE_TOLERANCE
+            heavy = targets.holders & (over_bytes > margin)
+            quota_bytes = np.where(heavy, over_bytes - margin / 2, 0)
+            light = setup.receivable & targets.holders & (-over_bytes > margin)
+            if light.any():
+                # Light brokers also take from brokers above target but within the band: as
+                # much as the heavy ones do not give, shared in proportion to what is above target.
+                short = float((-over_bytes - margin / 2)[light].sum()) - float(quota_bytes.sum())
+                above = targets.holders & ~heavy & (over_bytes > 0)
+                if short > 0 and above.any():
+                    share = min(short / float(over_bytes[above].sum()), 1.0)
+                    quota_bytes = np.where(above, over_bytes * share, quota_bytes)
+                    heavy |= above
             if goal is Goal.ADD_BROKERS:
                 heavy &= ~setup.receivable
-            quota_bytes = np.where(heavy, over_bytes, 0)
+                quota_bytes = np.where(heavy, quota_bytes, 0)
             # As many as fit the excess (largest first); receivers' count caps limit the round.
             quota_count = np.where(heavy, placement.count, 0)
         source_rows = np.flatnonzero(urgent | (setup.movable & (quota_count[placement.broker] > 0)))
@@ -521,7 +540,8 @@ def _phase_brokers(
             if idle_rounds >= 2:
                 break
             continue
-        dir_excess = _dir_excess(t, placement, request)
+        dir_excess = _dir_excess(t, placement, request, targets)
+        counted_dir = placement.counted_dir[source_rows]
         frame = pd.DataFrame(
             {
                 "rep": source_rows.astype(np.int64),
@@ -530,7 +550,8 @@ def _phase_brokers(
                 "size": t.rep_size[source_rows],
                 "forced": urgent[source_rows],
                 "leader": t.rep_is_leader[source_rows],
-                "dir_excess": dir_excess[np.maximum(t.rep_dir[source_rows], 0)] * (t.rep_dir[source_rows] >= 0),
+                "dir": counted_dir,
+                "dir_excess": np.where(counted_dir >= 0, dir_excess[np.maximum(counted_dir, 0)], 0.0),
                 "fits_needy_rack": _fits_needy_rack(t, placement, targets, setup, source_rows, by_bytes),
                 "locked": _isr_locked(t, placement, source_rows),
             }
@@ -611,15 +632,19 @@ def _limit_total(quota: np.ndarray, spare: np.ndarray, total: int) -> np.ndarray
     return scaled
 
 
-def _dir_excess(t: ClusterTables, placement: _Placement, request: PlanRequest) -> np.ndarray:
-    """Bytes each directory holds above its broker's band (0 when capacities are unknown)."""
+def _dir_excess(t: ClusterTables, placement: _Placement, request: PlanRequest, targets: _Targets) -> np.ndarray:
+    """Bytes each directory holds above its broker's band (0 when capacities are unknown). The
+    band is around the broker's mean usage once it holds its byte target, when that is lower
+    than now: a broker that sheds bytes should shed them from its fullest directories."""
     capacity = t.dir_capacity.astype(np.float64)
     known = (capacity > 0) & t.dir_online
-    broker_used = np.bincount(t.dir_broker[known], weights=placement.dir_usage[known], minlength=t.broker_count)
+    dir_usage = placement.dir_usage
+    broker_used = np.bincount(t.dir_broker[known], weights=dir_usage[known], minlength=t.broker_count)
     broker_cap = np.bincount(t.dir_broker[known], weights=capacity[known], minlength=t.broker_count)
-    mean = np.divide(broker_used, broker_cap, out=np.zeros(t.broker_count), where=broker_cap > 0)
+    final = np.minimum(broker_used, np.where(targets.holders, targets.bytes, broker_used))
+    mean = np.divide(final, broker_cap, out=np.zeros(t.broker_count), where=broker_cap > 0)
     high = np.minimum((mean[t.dir_broker] + request.disk_band) * capacity, capacity * request.capacity_threshold)
-    return np.where(known, np.maximum(placement.dir_usage - high, 0), 0)
+    return np.where(known, np.maximum(dir_usage - high, 0), 0)
 
 
 def _fits_on_own_broker(t: ClusterTables, setup: _Setup, placement: _Placement, request: PlanRequest) -> np.ndarray:
@@ -888,6 +913,16 @@ def _balance_leaders(t: ClusterTables, result: Plan, setup: _Setup) -> None:
         balancer.fill_under()
         if balancer.counts == before:
             break
+    # What the direct hand-overs could not reach: chains of them (A leads a partition B follows,
+    # B leads one C follows, ...), one leadership at a time.
+    for _ in range(LEADER_CHAINS):
+        if not balancer.hand_over_along_a_chain():
+            break
+
+
+# At most this many chains of leadership hand-overs (each one a breadth-first search over the
+# brokers); the direct hand-overs leave only a few brokers outside their band.
+LEADER_CHAINS = 200
 
 
 class _LeaderBalancer:
@@ -906,6 +941,7 @@ class _LeaderBalancer:
         self.fixed = np.zeros(len(self.first), dtype=bool)
         self.fixed[t.rep_part[setup.excluded]] = True
         self.tiebreak = setup.tiebreak
+        self._led: list[dict[int, None]] | None = None
 
     def swap(self, partition: int, to_row: int) -> None:
         row = int(self.leader_row[partition])
@@ -913,6 +949,9 @@ class _LeaderBalancer:
         self.counts[self.broker_of[row]] -= 1
         self.counts[self.broker_of[to_row]] += 1
         self.leader_row[partition] = to_row
+        if self._led is not None:
+            del self._led[self.broker_of[row]][partition]
+            self._led[self.broker_of[to_row]][partition] = None
 
     def shed_from_over(self) -> None:
         t, counts, broker_of, target = self.t, self.counts, self.broker_of, self.target
@@ -928,6 +967,58 @@ class _LeaderBalancer:
             ]
             if rows:
                 self.swap(p, min(rows, key=lambda r: (counts[broker_of[r]] - target[broker_of[r]], self.tiebreak[r])))
+
+    def hand_over_along_a_chain(self) -> bool:
+        """One leadership moves from a broker over its band (or over target, when some broker
+        is under its band) to a broker under its band (or under target, when some broker is
+        over), through intermediate brokers that each give one and take one. False when every
+        broker is in its band or no chain exists."""
+        t, counts, broker_of = self.t, self.counts, self.broker_of
+        over = [b for b in range(t.broker_count) if counts[b] > self.high[b]]
+        under = [b for b in range(t.broker_count) if self.holders[b] and counts[b] < self.low[b]]
+        if not over and not under:
+            return False
+        sources = over or [b for b in range(t.broker_count) if counts[b] > self.target[b]]
+        is_sink = [False] * t.broker_count
+        for b in under or [b for b in range(t.broker_count) if self.holders[b] and counts[b] < self.target[b]]:
+            is_sink[b] = True
+        led = self._led_partitions()
+        parent: dict[int, tuple[int, int]] = {}  # broker -> (partition whose leadership it takes, follower row)
+        seen = set(sources)
+        queue = deque(sources)
+        while queue:
+            a = queue.popleft()
+            for p in list(led[a]):
+                for r in range(int(t.part_offsets[p]), int(t.part_offsets[p + 1])):
+                    b = broker_of[r]
+                    if b in seen or r == self.leader_row[p] or not self.holders[b]:
+                        continue
+                    seen.add(b)
+                    parent[b] = (p, r)
+                    if is_sink[b]:
+                        self._apply_chain(parent, b, set(sources))
+                        return True
+                    queue.append(b)
+        return False
+
+    def _led_partitions(self) -> list[dict[int, None]]:
+        """Per broker, the partitions it leads that may change leader (built once, then kept
+        up to date by `swap`)."""
+        if self._led is None:
+            self._led = [{} for _ in range(self.t.broker_count)]
+            leaders = np.array(self.broker_of)[self.leader_row]
+            movable = np.flatnonzero(~self.fixed)
+            for p in movable[np.argsort(self.tiebreak[self.leader_row[movable]], kind="stable")].tolist():
+                self._led[leaders[p]][p] = None
+        return self._led
+
+    def _apply_chain(self, parent: dict[int, tuple[int, int]], sink: int, sources: set[int]) -> None:
+        b = sink
+        while b not in sources:
+            p, r = parent[b]
+            previous = self.broker_of[self.leader_row[p]]
+            self.swap(p, r)
+            b = previous
 
     def fill_under(self) -> None:
         t, counts, broker_of = self.t, self.counts, self.broker_of

@@ -20,6 +20,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+# In a count round, how much worse a size fit may be (see shed_kernel's score) for a replica that
+# relieves an over-full directory to still go before one that does not.
+RELIEF_BONUS = 0.25
+
 SHED_COLUMNS = {"rep": "int64", "group": "int32", "priority": "float64"}
 DIRECTORY_COLUMNS = {"rep": "int64", "group": "int32", "dir": "int32", "seq": "int32"}
 
@@ -37,15 +41,19 @@ def _groups(frame: pd.DataFrame) -> list[tuple[int, np.ndarray]]:
 
 
 def shed_kernel(frame: pd.DataFrame, params: dict[str, Any]) -> pd.DataFrame:
-    """Rows: rep, group, tiebreak (a seeded rank), size, forced (bool), leader (bool),
-    dir_excess (bytes its directory is over band), fits_needy_rack (bool: the rack rule lets it
-    go to a rack whose brokers need replicas), locked (bool: it may not move now, or its
-    partition would keep too few in-sync replicas).
+    """Rows: rep, group, tiebreak (a seeded rank), size, forced (bool), leader (bool), dir (the
+    directory its bytes are counted in, -1 if none), dir_excess (bytes that directory holds over
+    its band), fits_needy_rack (bool: the rack rule lets it go to a rack whose brokers need
+    replicas), locked (bool: it may not move now, or its partition would keep too few in-sync
+    replicas).
 
     params: quota_count[group] (replicas to give away beyond the forced ones),
     quota_bytes[group] (bytes those should add up to), by_bytes (bool: a byte round: give away
     the largest replicas that fit the byte excess, at most quota_count of them).
     Returns the chosen rows with a priority (forced first, then the best fit).
+
+    Either way replicas in over-full directories go first, until their directory's excess is
+    covered: moving them mends the directory too, so fewer moves between directories follow.
     """
     quota_count = params["quota_count"]
     quota_bytes = params["quota_bytes"]
@@ -62,16 +70,16 @@ def shed_kernel(frame: pd.DataFrame, params: dict[str, Any]) -> pd.DataFrame:
             chosen.append(picked.assign(priority=1.0))
         elif want > 0 and not optional.empty:
             sizes = optional["size"].to_numpy().astype(np.float64)
+            tiebreak = optional["tiebreak"].to_numpy()
             target = max(float(quota_bytes[group]), 0.0) / want
-            # Fit the average size the broker should shed; replicas on over-full directories
-            # are preferred, since moving them also mends the directory.
-            misfit = np.abs(sizes - target) / (target + sizes.mean() + 1.0)
-            misfit -= np.where(optional["dir_excess"].to_numpy() > 0, 1.0, 0.0)
-            # Replicas that can go where replicas are needed (the rack rule allows it) first.
-            misfit += np.where(optional["fits_needy_rack"].to_numpy(), 0.0, 2.0)
-            # Followers before leaders: moving a leader moves leadership too.
-            misfit += np.where(optional["leader"].to_numpy(), 4.0, 0.0)
-            order = np.lexsort((optional["tiebreak"].to_numpy(), misfit))[:want]
+            # Fit the average size the broker should shed; then replicas that can go where
+            # replicas are needed (the rack rule allows it); followers before leaders (moving a
+            # leader moves leadership too).
+            score = np.abs(sizes - target) / (target + sizes.mean() + 1.0)
+            score += np.where(optional["fits_needy_rack"].to_numpy(), 0.0, 2.0)
+            score += np.where(optional["leader"].to_numpy(), 4.0, 0.0)
+            relief = _relieves(optional, np.lexsort((tiebreak, score)))
+            order = np.lexsort((tiebreak, score - RELIEF_BONUS * relief))[:want]
             picked = optional.iloc[order]
             chosen.append(picked.assign(priority=1.0 + np.arange(len(picked)) / max(len(picked), 1)))
         out.extend(c for c in chosen if not c.empty)
@@ -81,11 +89,30 @@ def shed_kernel(frame: pd.DataFrame, params: dict[str, Any]) -> pd.DataFrame:
     return result[list(SHED_COLUMNS)].astype(SHED_COLUMNS)
 
 
+def _relieves(rows: pd.DataFrame, order: np.ndarray) -> np.ndarray:
+    """Per row: taking rows in `order`, its directory still has excess left when it comes up."""
+    directory = rows["dir"].to_numpy()[order]
+    sizes = rows["size"].to_numpy().astype(np.float64)[order]
+    excess = rows["dir_excess"].to_numpy().astype(np.float64)[order]
+    by_dir = np.argsort(directory, kind="stable")
+    sorted_dir = directory[by_dir]
+    taken_before = np.cumsum(sizes[by_dir]) - sizes[by_dir]
+    starts = np.flatnonzero(np.r_[True, sorted_dir[1:] != sorted_dir[:-1]])
+    group_start = starts[np.searchsorted(starts, np.arange(len(by_dir)), side="right") - 1]
+    in_dir_before = taken_before - taken_before[group_start]
+    relief = np.zeros(len(order), dtype=bool)
+    relief[order[by_dir]] = (sorted_dir >= 0) & (in_dir_before < excess[by_dir])
+    return relief
+
+
 def _largest_that_fit(rows: pd.DataFrame, excess: float, most: int) -> pd.DataFrame:
-    """Followers before leaders, largest first, each no bigger than the excess still left."""
+    """Followers before leaders, replicas that relieve an over-full directory first, largest
+    first, each no bigger than the excess still left."""
     sizes = rows["size"].to_numpy().astype(np.float64)
     leaders = rows["leader"].to_numpy()
-    order = np.lexsort((rows["tiebreak"].to_numpy(), -sizes, leaders))
+    tiebreak = rows["tiebreak"].to_numpy()
+    relief = _relieves(rows, np.lexsort((tiebreak, -sizes, leaders)))
+    order = np.lexsort((tiebreak, -sizes, ~relief, leaders))
     taken = []
     left = excess
     for i in order:

@@ -21,9 +21,13 @@ class Balance:
     leaders: np.ndarray
     bytes: np.ndarray
     dir_bytes: np.ndarray
+    dir_replicas: np.ndarray
+    dir_leaders: np.ndarray
     rack_violations: int
 
-    def spreads(self, t: ClusterTables, brokers: np.ndarray) -> dict[str, Any]:
+    def spreads(self, t: ClusterTables, brokers: np.ndarray, kept_dirs: np.ndarray) -> dict[str, Any]:
+        """Spreads over the brokers that hold load and, for directories, the online ones that
+        stay (a directory being drained is leaving)."""
         byte_share = capacity_weights(t, brokers)[brokers]
         byte_share = byte_share / byte_share.sum() if brokers.any() else byte_share
 
@@ -34,7 +38,7 @@ class Balance:
             return float(np.max(np.abs(values[brokers] - expected) / np.maximum(expected, 1e-9)))
 
         dir_capacity = t.dir_capacity.astype(np.float64)
-        known = t.dir_online & (dir_capacity > 0) & brokers[t.dir_broker]
+        known = kept_dirs & (dir_capacity > 0) & brokers[t.dir_broker]
         usage = np.divide(self.dir_bytes, dir_capacity, out=np.zeros(len(dir_capacity)), where=dir_capacity > 0)
         broker_used = np.bincount(t.dir_broker[known], weights=self.dir_bytes[known], minlength=t.broker_count)
         broker_cap = np.bincount(t.dir_broker[known], weights=dir_capacity[known], minlength=t.broker_count)
@@ -63,6 +67,8 @@ def balance_of(t: ClusterTables, broker: np.ndarray, directory: np.ndarray, posi
         leaders=np.bincount(leaders, minlength=t.broker_count),
         bytes=np.bincount(broker, weights=size, minlength=t.broker_count),
         dir_bytes=np.bincount(directory[placed], weights=size[placed], minlength=len(t.dir_ids)),
+        dir_replicas=np.bincount(directory[placed], minlength=len(t.dir_ids)),
+        dir_leaders=np.bincount(directory[placed & (position == 0)], minlength=len(t.dir_ids)),
         rack_violations=violating_partitions,
     )
 
@@ -74,7 +80,9 @@ def lower_bound(plan: Plan, before: Balance) -> int:
       failed directory) plus the largest of its smallest replicas beyond its count band, its
       bytes above the byte band and its directories' bytes above their band (each net of what
       must leave);
-    - at the destinations: what brokers below their byte band must receive;
+    - at the destinations: per broker, the larger of what it must receive to reach its byte
+      band and what its directories below their band must receive (from other brokers or
+      from its own directories);
     - the rack rule: the replicas beyond the rack limit in every partition that breaks it, and
       what must leave.
     """
@@ -87,14 +95,14 @@ def lower_bound(plan: Plan, before: Balance) -> int:
     rack_bound = float(size[forced | plan.rack_fixes].sum())
     incoming_bound = 0.0
     if request.goal in (Goal.BALANCE, Goal.ADD_BROKERS, Goal.REBALANCE_DISKS):
+        byte_deficit = np.zeros(t.broker_count)
         holders = plan.holders
         count_excess = np.zeros(t.broker_count, dtype=np.int64)
         byte_excess = np.zeros(t.broker_count)
         if request.goal is not Goal.REBALANCE_DISKS:
             count_excess = np.maximum(before.replicas - np.bincount(t.rep_broker[forced], minlength=t.broker_count) - plan.count_high, 0)
             byte_excess = np.maximum(before.bytes - forced_bytes - plan.byte_target * (1 + BYTE_BAND), 0)
-            # What must arrive is a bound too: brokers below their byte band must be filled.
-            incoming_bound = float(np.where(holders, np.maximum(plan.byte_target * (1 - BYTE_BAND) - before.bytes, 0), 0).sum())
+            byte_deficit = np.maximum(plan.byte_target * (1 - BYTE_BAND) - before.bytes, 0)
         smallest = _smallest_sums(t.rep_broker, size, ~forced & plan.movable, count_excess, t.broker_count)
         dir_capacity = t.dir_capacity.astype(np.float64)
         known = t.dir_online & (dir_capacity > 0)
@@ -107,6 +115,10 @@ def lower_bound(plan: Plan, before: Balance) -> int:
         dir_excess = np.where(known, np.maximum(net - high, 0), 0)
         dir_total = np.bincount(t.dir_broker, weights=dir_excess, minlength=t.broker_count)
         total += np.where(holders, np.maximum.reduce([smallest, byte_excess, dir_total]), 0)
+        low = (mean[t.dir_broker] - request.disk_band) * dir_capacity
+        dir_deficit = np.where(known & plan.open_dirs, np.maximum(low - net, 0), 0)
+        deficit_total = np.bincount(t.dir_broker, weights=dir_deficit, minlength=t.broker_count)
+        incoming_bound = float(np.where(holders, np.maximum(byte_deficit, deficit_total), 0).sum())
     return int(max(total.sum(), incoming_bound, rack_bound))
 
 
@@ -134,6 +146,7 @@ def report(plan: Plan, seconds: float, engine: str) -> PlanReport:
     before = balance_of(t, t.rep_broker, t.rep_dir, t.rep_pos.astype(np.int64), plan)
     after = balance_of(t, plan.new_broker, plan.new_dir, plan.new_pos.astype(np.int64), plan)
     brokers = plan.holders if plan.holders.any() else t.broker_registered
+    kept_dirs = t.dir_online & ~plan.draining_dirs
     inter = plan.inter_moved
     intra = plan.intra_moved
     moved_bytes = int(size[inter].sum() + size[intra].sum())
@@ -162,11 +175,12 @@ def report(plan: Plan, seconds: float, engine: str) -> PlanReport:
         "lowerBoundBytes": bound,
         "movedOverLowerBound": round(moved_bytes / bound, 3) if bound else (1.0 if moved_bytes == 0 else None),
         "preferredLeadersChanged": leaders_changed,
-        "before": before.spreads(t, brokers),
-        "after": after.spreads(t, brokers),
+        "before": before.spreads(t, brokers, kept_dirs),
+        "after": after.spreads(t, brokers, kept_dirs),
         "notes": list(plan.notes),
         "perBroker": _per_broker(t, before, after),
-        "directoryUsageHistogram": {"before": _histogram(t, before), "after": _histogram(t, after)},
+        "perDirectory": _per_directory(t, before, after, plan),
+        "directoryUsageHistogram": {"before": _histogram(t, before, kept_dirs), "after": _histogram(t, after, kept_dirs)},
     }
     unsatisfiable = [
         {"topic": t.topics[t.part_topic[p]], "partition": int(t.part_id[p]), "reason": reason}
@@ -197,10 +211,35 @@ def _per_broker(t: ClusterTables, before: Balance, after: Balance) -> list[dict[
     return rows
 
 
-def _histogram(t: ClusterTables, balance: Balance) -> list[int]:
-    """Online directories with a known capacity, by usage in 10-point bins (the last is 90%+)."""
+def _per_directory(t: ClusterTables, before: Balance, after: Balance, plan: Plan) -> list[dict[str, Any]]:
+    capacity = t.dir_capacity
+    rows = []
+    for d in range(len(t.dir_ids)):
+        state = "offline" if not t.dir_online[d] else "draining" if plan.draining_dirs[d] else "cordoned" if t.dir_cordoned[d] else "online"
+        rows.append(
+            {
+                "broker": int(t.broker_ids[t.dir_broker[d]]),
+                "path": t.dir_paths[d],
+                "directoryId": t.dir_ids[d],
+                "state": state,
+                "capacityBytes": int(capacity[d]) or None,
+                "replicasBefore": int(before.dir_replicas[d]),
+                "replicasAfter": int(after.dir_replicas[d]),
+                "leadersBefore": int(before.dir_leaders[d]),
+                "leadersAfter": int(after.dir_leaders[d]),
+                "bytesBefore": int(before.dir_bytes[d]),
+                "bytesAfter": int(after.dir_bytes[d]),
+                "usagePercentBefore": round(float(before.dir_bytes[d]) / capacity[d] * 100, 2) if capacity[d] else None,
+                "usagePercentAfter": round(float(after.dir_bytes[d]) / capacity[d] * 100, 2) if capacity[d] else None,
+            }
+        )
+    return rows
+
+
+def _histogram(t: ClusterTables, balance: Balance, kept_dirs: np.ndarray) -> list[int]:
+    """Directories that stay, with a known capacity, by usage in 10-point bins (the last is 90%+)."""
     capacity = t.dir_capacity.astype(np.float64)
-    known = t.dir_online & (capacity > 0)
+    known = kept_dirs & (capacity > 0)
     usage = balance.dir_bytes[known] / capacity[known]
     bins = np.minimum((usage * 10).astype(np.int64), 9)
     return np.bincount(bins, minlength=10).tolist()

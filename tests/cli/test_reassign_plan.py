@@ -110,6 +110,10 @@ def test_json_report(cli: Cli, state: Path, tmp_path: Path) -> None:
     assert data["outputFile"] == str(plan_file)
     assert data["partitionsChanged"] == len(json.loads(plan_file.read_text())["partitions"])
     assert {row["broker"] for row in data["perBroker"]} == set(RACKS)
+    directories = {(row["broker"], row["path"]): row for row in data["perDirectory"]}
+    assert len(directories) == 12
+    assert directories[(1, "/data/b1/d1")]["bytesBefore"] == 6 * 60 * GIB + 6 * 6 * GIB  # all of broker 1's replicas
+    assert directories[(4, "/data/b4/d1")]["replicasBefore"] == 0
     assert data["after"]["replicasMin"] == data["after"]["replicasMax"] == 6
     assert data["unsatisfiable"] == []
 
