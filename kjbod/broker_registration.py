@@ -80,21 +80,24 @@ def registration_request(
     rack: str | None,
     incarnation_id: str | None,
     supported_features: Sequence[str],
+    capacities: Sequence[str] = (),
 ) -> tuple[BrokerRegistrationRequest, list[str]]:
-    """The request, and notes for the operator (directories that could not be read)."""
+    """The request, and notes for the operator (directories that could not be read).
+    `capacities` are PATH=BYTES: the size of a log directory's disk (the planner's capacity)."""
     notes: list[str] = []
     if config is not None:
         found = read_broker_directories(config)
         broker_id = found.node_id
         rack = rack if rack is not None else found.rack
-        log_dirs = tuple(KjbodLogDir(directory_id=d, path=p) for p, d in found.directories)
+        specs = list(found.directories)
         offline: frozenset[str] = frozenset()
         notes.extend(found.notes)
     else:
         assert broker_id is not None
         specs = [parse_directory_spec(spec) for spec in dirs]
-        log_dirs = tuple(KjbodLogDir(directory_id=d, path=p) for p, d in specs)
         offline = frozenset()
+    sizes = _capacities(capacities, [p for p, _ in specs])
+    log_dirs = tuple(KjbodLogDir(directory_id=d, path=p, capacity_bytes=sizes.get(p)) for p, d in specs)
     request = BrokerRegistrationRequest(
         broker_id=broker_id,
         incarnation_id=_incarnation(incarnation_id),
@@ -104,3 +107,20 @@ def registration_request(
         supported_features=_features(supported_features),
     )
     return request, notes
+
+
+def _capacities(specs: Sequence[str], paths: Sequence[str]) -> dict[str, int]:
+    """PATH=BYTES (bytes may carry a unit: 4TB, 3.6TiB) for log directories the broker has."""
+    from kjbod.common.units import parse_bytes
+
+    sizes: dict[str, int] = {}
+    for spec in specs:
+        path, sep, size = spec.rpartition("=")
+        if not sep or not path:
+            raise UserError(f'Invalid --capacity "{spec}": give PATH=BYTES, e.g. /data/01/kafka-logs=4TB')
+        if path not in paths:
+            raise UserError(f"--capacity {spec}: {path} is not one of the broker's log directories ({', '.join(paths)})")
+        sizes[path] = parse_bytes(size, "--capacity")
+        if sizes[path] <= 0:
+            raise UserError(f'Invalid --capacity "{spec}": a disk size must be above 0')
+    return sizes

@@ -88,6 +88,9 @@ def broker_details(image: Image, broker_id: int) -> dict[str, Any]:
                 "leaders": leaders[(broker_id, directory)],
                 "sizeBytes": size[(broker_id, directory)],
                 "capacityBytes": log_dir.capacity_bytes if log_dir else None,
+                "usedPercent": round(100 * size[(broker_id, directory)] / log_dir.capacity_bytes, 1)
+                if log_dir and log_dir.capacity_bytes
+                else None,
             }
         )
     elsewhere = [

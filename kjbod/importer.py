@@ -358,7 +358,7 @@ def _fast_directories(
     resolved = []
     for broker, path in zip(replicas, raw):
         paths = broker_paths.get(broker)
-        if paths is None:
+        if paths is None or type(path) is not str:  # _parse_partition names the problem
             return False
         if path == "any":
             resolved.append(None)

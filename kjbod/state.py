@@ -9,6 +9,7 @@ image. Nothing is appended if any record fails to replay.
 
 from __future__ import annotations
 
+import bisect
 import gc
 import json
 import time
@@ -24,6 +25,7 @@ from kjbod.common.durable import atomic_write
 from kjbod.controller import Controller, ControllerResult
 from kjbod.errors import CorruptStateError, ReplayError, UserError
 from kjbod.image import EMPTY_IMAGE, Delta, Image
+from kjbod.log.framing import Batch
 from kjbod.log.lock import StateLock
 from kjbod.log.record_log import RecordLog
 from kjbod.log.snapshot import list_snapshots, read_snapshot, write_snapshot
@@ -37,6 +39,8 @@ DEFAULT_LOCK_TIMEOUT = 30.0
 
 T = TypeVar("T")
 Notify = Callable[[str], None]
+# What a long load or write is doing now (for a status line; the CLI shows it on a terminal).
+Progress = Callable[[str], None]
 
 
 def _ignore(_: str) -> None:
@@ -102,10 +106,13 @@ def check_state_directory(path: Path, create: bool) -> None:
 class ClusterState:
     """An open cluster state: its current image and, when opened for writing, the write path."""
 
-    def __init__(self, path: Path, *, write: bool, create: bool, lock_timeout: float, notify: Notify) -> None:
+    def __init__(
+        self, path: Path, *, write: bool, create: bool, lock_timeout: float, notify: Notify, progress: Progress = _ignore
+    ) -> None:
         self.path = path
         self.writable = write
         self._notify = notify
+        self._progress = progress
         check_state_directory(path, create and write)
         self._lock = StateLock(path, exclusive=write, timeout=lock_timeout)
         self._lock.acquire()
@@ -134,8 +141,9 @@ class ClusterState:
         create: bool = False,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         notify: Notify = _ignore,
+        progress: Progress = _ignore,
     ) -> ClusterState:
-        return cls(Path(path), write=write, create=create, lock_timeout=lock_timeout, notify=notify)
+        return cls(Path(path), write=write, create=create, lock_timeout=lock_timeout, notify=notify, progress=progress)
 
     def close(self) -> None:
         self._lock.release()
@@ -152,7 +160,10 @@ class ClusterState:
         image = self._load_newest_snapshot()
         delta = Delta(image)
         replayed = False
+        position = _LogPosition(self.log.segments)
         for batch in self.log.batches(from_offset=image.next_offset):
+            if self._progress is not _ignore:
+                self._progress(position.describe(batch))
             if batch.base_offset < image.next_offset:
                 # Snapshots end at commit boundaries, so a batch is wholly before or after one.
                 continue
@@ -191,20 +202,29 @@ class ClusterState:
                 self._notify(f"Recovered the cluster state: removed {tail.describe()}.")
             else:
                 self._notify(f"Ignoring {tail.describe()}; the next write will remove it.")
-        return delta.apply() if replayed else image
+        if replayed:
+            self._progress("Building the image")
+            return delta.apply()
+        return image
 
     def _load_newest_snapshot(self) -> Image:
         for end_offset, path in list_snapshots(self.path):
             delta = Delta(EMPTY_IMAGE)
             try:
+                self._progress(f"Reading the snapshot {path.name}")
+                loaded = 0
                 for entries in read_snapshot(path, end_offset):
                     for entry in entries:
                         delta.replay_entry(entry, end_offset - 1)
+                    if self._progress is not _ignore:  # counting costs a pass over the batch
+                        loaded += sum(entry_count(entry) for entry in entries)
+                        self._progress(f"Loading the snapshot: {loaded:,} records")
             except (CorruptStateError, ReplayError, RecordDecodeError) as exc:
                 self._notify(f"Skipping {path.name}: {exc}; using an older snapshot or the log.")
                 continue
             except FileNotFoundError:
                 continue  # removed between listing and opening
+            self._progress("Building the image from the snapshot")
             image = delta.apply()
             # The snapshot's offset is its end, whatever its last record replayed as.
             return Image(end_offset - 1, image.features, image.cluster, image.topics, image.configs, image.time_ms)
@@ -236,6 +256,8 @@ class ClusterState:
         with _gc_paused():
             new_image = self.validate(entries)
         payloads = [encode_entries(batch) for batch in batch_entries(entries, RECORDS_PER_BATCH)]
+        if self._progress is not _ignore:
+            self._progress(f"Writing {sum(entry_count(e) for e in entries):,} records to {self.path}")
         try:
             first, last = self.log.append(payloads, _now_ms())
         except OSError as exc:
@@ -256,12 +278,16 @@ def run_operation(
     dry_run: bool = False,
     create: bool = False,
     notify: Notify = _ignore,
+    progress: Progress = _ignore,
 ) -> tuple[ControllerResult[T], Image]:
     """Open the state, run one controller operation, and commit its records (unless a dry run).
 
     Returns the result and the image after it (what the image would be, for a dry run).
+    `progress` hears what loading and writing are doing (see ClusterState.open).
     """
-    with ClusterState.open(path, write=not dry_run, create=create, lock_timeout=lock_timeout, notify=notify) as state:
+    with ClusterState.open(
+        path, write=not dry_run, create=create, lock_timeout=lock_timeout, notify=notify, progress=progress
+    ) as state:
         result = operation(Controller(state.image))
         if dry_run:
             return result, state.validate(result.records)
@@ -269,7 +295,32 @@ def run_operation(
         return result, state.image
 
 
-def read_image(path: Path | str, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT, notify: Notify = _ignore) -> Image:
-    with ClusterState.open(path, lock_timeout=lock_timeout, notify=notify) as state:
+def read_image(
+    path: Path | str, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT, notify: Notify = _ignore, progress: Progress = _ignore
+) -> Image:
+    with ClusterState.open(path, lock_timeout=lock_timeout, notify=notify, progress=progress) as state:
         return state.image
+
+
+class _LogPosition:
+    """How far into the record log's bytes a batch ends, for the replay's progress line."""
+
+    def __init__(self, segments: Sequence[tuple[int, Path]]) -> None:
+        self.bases = [base for base, _ in segments]
+        self.starts = [0]
+        for _, segment in segments:
+            self.starts.append(self.starts[-1] + _file_size(segment))
+
+    def describe(self, batch: Batch) -> str:
+        index = max(bisect.bisect_right(self.bases, batch.base_offset) - 1, 0)
+        total = self.starts[-1]
+        share = f" ({min(100, 100 * (self.starts[index] + batch.position + batch.size) // total)}%)" if total else ""
+        return f"Replaying the record log: offset {batch.base_offset:,}{share}"
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # reading the log reports a missing segment itself
 

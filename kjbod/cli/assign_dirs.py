@@ -31,10 +31,10 @@ def assign_dirs(
 
     Exit 1 if any partition failed. Example: kjbod assign-dirs --broker 1 --auto
     """
+    from kjbod.cli.progress import run_on_state
     from kjbod.cluster_tool import directory_label, parse_assignment, read_assignment_file
     from kjbod.controller.replication_control import DirectoryAssignment
     from kjbod.errors import OperationFailed, UsageError
-    from kjbod.state import run_operation
 
     app_ = app_context(ctx)
     if sum((bool(assign), file is not None, auto)) != 1:
@@ -47,7 +47,7 @@ def assign_dirs(
         items = [DirectoryAssignment(t, p, c.cluster.resolve_directory(broker, d)) for t, p, d in wanted]
         return c.replication.assign_replicas_to_dirs(broker, items, broker_epoch)
 
-    result, image = run_operation(app_.state_dir, operation, lock_timeout=app_.lock_timeout, notify=app_.notify)
+    result, image = run_on_state(app_, operation)
     reply = result.response
     lines = [
         f"{r.topic}-{r.partition} -> {r.directory} ({directory_label(image, broker, r.directory)}): {r.error.name}"

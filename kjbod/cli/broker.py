@@ -11,7 +11,7 @@ import typer
 from kjbod.cli.context import AppContext, app_context
 from kjbod.cli.render import Column, Lines, Table, emit
 
-app = typer.Typer(help="Broker lifecycle in the cluster state: register, heartbeat, fail or cordon a directory, shut down.", no_args_is_help=True)
+app = typer.Typer(help="Broker lifecycle in the cluster state: register, heartbeat, fail or cordon a directory, shut down.\n\nExample: kjbod broker register --config /etc/kafka/server.properties", no_args_is_help=True)
 
 BrokerId = Annotated[int, typer.Option("--id", help="The broker id (node.id).", metavar="N")]
 DirOption = Annotated[str, typer.Option("--dir", help="A directory of that broker: its directory id or its path.", metavar="DIR")]
@@ -22,9 +22,9 @@ def register(root: typer.Typer) -> None:
 
 
 def _run(app_: AppContext, operation):  # noqa: ANN001, ANN202
-    from kjbod.state import run_operation
+    from kjbod.cli.progress import run_on_state
 
-    return run_operation(app_.state_dir, operation, lock_timeout=app_.lock_timeout, notify=app_.notify)
+    return run_on_state(app_, operation)
 
 
 def _emit_change(app_: AppContext, headline: str, impact, data: dict) -> None:  # noqa: ANN001
@@ -58,6 +58,13 @@ def register_broker(
         Optional[list[str]],
         typer.Option("--supported-feature", help="A supported range NAME=MIN-MAX; default: the latest production release's.", metavar="NAME=MIN-MAX"),
     ] = None,
+    capacities: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--capacity", metavar="PATH=BYTES",
+            help="The size of a log directory's disk (500GB, 4TB, 3.6TiB), for usage figures and the planner; repeatable.",
+        ),
+    ] = None,
 ) -> None:
     """Register a broker: new incarnations get a new epoch and start fenced.
 
@@ -73,7 +80,7 @@ def register_broker(
         raise UsageError("--dir goes with --id; with --config the directories come from log.dirs")
     request, notes = registration_request(
         config=config, broker_id=broker_id, dirs=dirs or [], rack=rack, incarnation_id=incarnation_id,
-        supported_features=supported_features or [],
+        supported_features=supported_features or [], capacities=capacities or [],
     )
     for note in notes:
         app_.message(note)
@@ -220,11 +227,11 @@ def list_brokers(ctx: typer.Context) -> None:
 
     Example: kjbod broker list
     """
+    from kjbod.cli.progress import read_state
     from kjbod.describe import broker_rows
-    from kjbod.state import read_image
 
     app_ = app_context(ctx)
-    rows = broker_rows(read_image(app_.state_dir, lock_timeout=app_.lock_timeout, notify=app_.notify))
+    rows = broker_rows(read_state(app_))
     for row in rows:
         row["dirs"] = f"{row['onlineDirs']}/{row['configuredDirs']}"
     columns = [
@@ -241,11 +248,11 @@ def describe(ctx: typer.Context, broker_id: BrokerId) -> None:
 
     Example: kjbod broker describe --id 1
     """
+    from kjbod.cli.progress import read_state
     from kjbod.describe import broker_details
-    from kjbod.state import read_image
 
     app_ = app_context(ctx)
-    details = broker_details(read_image(app_.state_dir, lock_timeout=app_.lock_timeout, notify=app_.notify), broker_id)
+    details = broker_details(read_state(app_), broker_id)
     features = ", ".join(f"{n} {r['min']}-{r['max']}" for n, r in details["supportedFeatures"].items())
     footer = [f"Replicas without a directory of this broker: {e['replicas']} in {e['directory']}" for e in details["replicasWithoutADirectory"]]
     if details["offlineReplicas"]:
@@ -258,6 +265,8 @@ def describe(ctx: typer.Context, broker_id: BrokerId) -> None:
         Column("DIRECTORY ID", "directoryId"), Column("PATH", "path"), Column("STATE", "state"),
         Column("REPLICAS", "replicas", "right"), Column("LEADERS", "leaders", "right"), Column("BYTES", "sizeBytes", "right"),
     ]
+    if any(d["capacityBytes"] for d in details["directories"]):
+        columns += [Column("CAPACITY", "capacityBytes", "right"), Column("USED", "usedPercent", "right", fmt=lambda v: f"{v:.1f}%")]
     table = Table(columns, details["directories"], footer=footer, data=details)
     if app_.json:
         emit(app_, table)

@@ -9,7 +9,7 @@ import typer
 from kjbod.cli.context import app_context
 from kjbod.cli.render import Lines, emit
 
-app = typer.Typer(help="The simulated clock: advance it to let copies progress, or show it and the copies in progress.", no_args_is_help=True)
+app = typer.Typer(help="The simulated clock: advance it to let copies progress, or show it and the copies in progress.\n\nExample: kjbod clock advance --until-idle", no_args_is_help=True)
 
 
 def _clock_data(now_ms: int) -> dict:
@@ -63,11 +63,11 @@ def show(ctx: typer.Context) -> None:
 
     Example: kjbod clock show
     """
+    from kjbod.cli.progress import read_state
     from kjbod.copy_simulation import outlook
-    from kjbod.state import read_image
 
     app_ = app_context(ctx)
-    image = read_image(app_.state_dir, lock_timeout=app_.lock_timeout, notify=app_.notify)
+    image = read_state(app_)
     data = _clock_data(image.time_ms)
     lines = [f"Simulated time: {data['elapsed']} ({image.time_ms} ms)"]
     copies = outlook(image)
@@ -89,9 +89,9 @@ def advance(
 
     Example: kjbod clock advance 25m
     """
+    from kjbod.cli.progress import run_on_state
     from kjbod.controller.clock_control import format_duration, parse_duration_ms
     from kjbod.errors import UsageError
-    from kjbod.state import run_operation
 
     app_ = app_context(ctx)
     if (duration is None) == (not until_idle):
@@ -101,7 +101,7 @@ def advance(
     else:
         step = parse_duration_ms(duration or "")
         operation = lambda c: c.clock.advance(step)
-    result, image = run_operation(app_.state_dir, operation, lock_timeout=app_.lock_timeout, notify=app_.notify)
+    result, image = run_on_state(app_, operation, doing="Running the copies forward")
     advance_ = result.response
     moved = advance_.now_ms - advance_.previous_ms
     done = []
@@ -166,15 +166,12 @@ def set_rate(
 
     Example: kjbod clock set-rate --broker 4 --replication 125000000
     """
+    from kjbod.cli.progress import run_on_state
     from kjbod.copy_simulation import human_rate
-    from kjbod.state import run_operation
 
     app_ = app_context(ctx)
-    result, _ = run_operation(
-        app_.state_dir,
-        lambda c: c.clock.set_rates(broker, replication_rate=replication, alter_log_dirs_rate=alter_log_dirs, reset=reset),
-        lock_timeout=app_.lock_timeout,
-        notify=app_.notify,
+    result, _ = run_on_state(
+        app_, lambda c: c.clock.set_rates(broker, replication_rate=replication, alter_log_dirs_rate=alter_log_dirs, reset=reset)
     )
     settings = result.response
     where = "the cluster default" if broker is None else f"broker {broker}"

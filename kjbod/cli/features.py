@@ -14,7 +14,7 @@ import typer
 from kjbod.cli.context import AppContext, app_context
 from kjbod.cli.render import Lines, emit
 
-app = typer.Typer(help="Finalized feature levels (metadata.version and others), as kafka-features.", no_args_is_help=True)
+app = typer.Typer(help="Finalized feature levels (metadata.version and others), as kafka-features.\n\nExample: kjbod features upgrade --release-version 4.3 --dry-run", no_args_is_help=True)
 
 MetadataOption = Annotated[
     Optional[str],

@@ -9,9 +9,14 @@ import typer
 
 from kjbod.cli.context import app_context
 from kjbod.cli.log_dirs import report_problems
+from kjbod.cli.progress import Progress
 from kjbod.cli.render import Lines, emit
 
-app = typer.Typer(help="Bring a real cluster into a new cluster state: brokers, directories, topics, assignment, sizes.", no_args_is_help=True)
+app = typer.Typer(
+    help="Bring a real cluster into a new cluster state: brokers, directories, topics, assignment, sizes.\n\n"
+    "Example: kjbod --state ./prod-state import cluster --brokers brokers.json --assignment current.json",
+    no_args_is_help=True,
+)
 
 
 def register(root: typer.Typer) -> None:
@@ -50,13 +55,8 @@ def cluster(
     app_ = app_context(ctx)
     request = ImportRequest(brokers, assignment, list(log_dirs or []), metadata_version)
     try:
-        summary = import_cluster(
-            app_.state_dir,
-            request,
-            lock_timeout=app_.lock_timeout,
-            notify=app_.notify,
-            progress=app_.message if app_.interactive else lambda _: None,
-        )
+        with Progress(app_, "Importing") as progress:
+            summary = import_cluster(app_.state_dir, request, lock_timeout=app_.lock_timeout, notify=app_.notify, progress=progress)
     except ValidationFailed as exc:
         report_problems(app_, exc.problems)
         raise

@@ -12,7 +12,8 @@ from kjbod.cli.context import AppContext, app_context
 from kjbod.cli.render import Lines, emit
 
 app = typer.Typer(
-    help="Log directories and their contents, as kafka-log-dirs: from the cluster state or a broker's disks; load real output.",
+    help="Log directories and their contents, as kafka-log-dirs: from the cluster state or a broker's disks; load real output.\n\n"
+    "Example: kjbod log-dirs describe --broker-list 1,2",
     no_args_is_help=True,
 )
 

@@ -9,7 +9,7 @@ import typer
 from kjbod.cli.context import app_context
 from kjbod.cli.render import Lines, emit
 
-app = typer.Typer(help="The cluster state's record log: dump it, snapshot it, verify it.", no_args_is_help=True)
+app = typer.Typer(help="The cluster state's record log: dump it, snapshot it, verify it.\n\nExample: kjbod metadata verify", no_args_is_help=True)
 
 
 @app.command()
@@ -54,10 +54,14 @@ def snapshot(ctx: typer.Context) -> None:
 
     Example: kjbod metadata snapshot
     """
+    from kjbod.cli.progress import loading
     from kjbod.state import ClusterState
 
     app_ = app_context(ctx)
-    with ClusterState.open(app_.state_dir, write=True, lock_timeout=app_.lock_timeout, notify=app_.notify) as state:
+    with loading(app_) as progress, ClusterState.open(
+        app_.state_dir, write=True, lock_timeout=app_.lock_timeout, notify=app_.notify, progress=progress
+    ) as state:
+        progress("Writing a snapshot")
         path = state.write_snapshot()
         end = state.image.next_offset
     emit(app_, Lines([f"Wrote snapshot {path} (offsets 0 to {end - 1})."], {"snapshot": str(path), "endOffset": end}))

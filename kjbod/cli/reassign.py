@@ -16,7 +16,8 @@ from kjbod.cli.context import AppContext, app_context
 from kjbod.cli.render import Lines, emit
 
 app = typer.Typer(
-    help="Partition reassignment, as kafka-reassign-partitions: generate, execute, verify, cancel, list (and plan, check).",
+    help="Partition reassignment, as kafka-reassign-partitions: generate, execute, verify, cancel, list (and plan, check).\n\n"
+    "Example: kjbod reassign plan --goal balance --output-file plan.json",
     no_args_is_help=True,
 )
 
@@ -40,7 +41,9 @@ def register(root: typer.Typer) -> None:
 
 
 def _read(path: Path) -> str:
-    return path.read_text(encoding="utf-8")
+    # As Kafka reads it (Utils.readFileAsString: new String(bytes, UTF_8)): bytes that are not
+    # UTF-8 become U+FFFD, and the JSON parser then reports the problem.
+    return path.read_text(encoding="utf-8", errors="replace")
 
 
 def _finish(app_: AppContext, report) -> None:
@@ -69,12 +72,12 @@ def generate(
     Prints the current assignment and the proposal; nothing changes.
     Example: kjbod reassign generate --topics-to-move-json-file topics.json --broker-list 1,2,3 --seed 7
     """
+    from kjbod.cli.progress import read_state
     from kjbod.reassign_tool import generate as generate_
-    from kjbod.state import read_image
 
     app_ = app_context(ctx)
     topics_json = _read(topics_to_move_json_file)
-    image = read_image(app_.state_dir, lock_timeout=app_.lock_timeout, notify=app_.notify)
+    image = read_state(app_)
     _finish(app_, generate_(image, topics_json, broker_list, disable_rack_aware=disable_rack_aware, seed=seed))
 
 
@@ -99,21 +102,16 @@ def execute(
 
     Example: kjbod reassign execute --reassignment-json-file plan.json --throttle 50000000
     """
+    from kjbod.cli.progress import run_on_state
     from kjbod.reassign_tool import execute as execute_
     from kjbod.reassign_tool import parse_long_option, parse_reassignment_json
-    from kjbod.state import run_operation
 
     app_ = app_context(ctx)
     inter_broker = parse_long_option(throttle, "throttle")
     log_dirs = parse_long_option(replica_alter_log_dirs_throttle, "replica-alter-log-dirs-throttle")
     parse_long_option(timeout, "timeout")
     plan = parse_reassignment_json(_read(reassignment_json_file))
-    result, _ = run_operation(
-        app_.state_dir,
-        lambda c: execute_(c, plan, throttle=inter_broker, log_dir_throttle=log_dirs, additional=additional),
-        lock_timeout=app_.lock_timeout,
-        notify=app_.notify,
-    )
+    result, _ = run_on_state(app_, lambda c: execute_(c, plan, throttle=inter_broker, log_dir_throttle=log_dirs, additional=additional))
     _finish(app_, result.response)
 
 
@@ -123,15 +121,13 @@ def verify(ctx: typer.Context, reassignment_json_file: ReassignmentFile, preserv
 
     Example: kjbod reassign verify --reassignment-json-file plan.json
     """
+    from kjbod.cli.progress import run_on_state
     from kjbod.reassign_tool import parse_reassignment_json
     from kjbod.reassign_tool import verify as verify_
-    from kjbod.state import run_operation
 
     app_ = app_context(ctx)
     plan = parse_reassignment_json(_read(reassignment_json_file))
-    result, _ = run_operation(
-        app_.state_dir, lambda c: verify_(c, plan, preserve_throttles=preserve_throttles), lock_timeout=app_.lock_timeout, notify=app_.notify
-    )
+    result, _ = run_on_state(app_, lambda c: verify_(c, plan, preserve_throttles=preserve_throttles))
     _finish(app_, result.response)
 
 
@@ -148,16 +144,14 @@ def cancel(
 
     Example: kjbod reassign cancel --reassignment-json-file plan.json
     """
+    from kjbod.cli.progress import run_on_state
     from kjbod.reassign_tool import cancel as cancel_
     from kjbod.reassign_tool import parse_long_option, parse_reassignment_json
-    from kjbod.state import run_operation
 
     app_ = app_context(ctx)
     parse_long_option(timeout, "timeout")
     plan = parse_reassignment_json(_read(reassignment_json_file))
-    result, _ = run_operation(
-        app_.state_dir, lambda c: cancel_(c, plan, preserve_throttles=preserve_throttles), lock_timeout=app_.lock_timeout, notify=app_.notify
-    )
+    result, _ = run_on_state(app_, lambda c: cancel_(c, plan, preserve_throttles=preserve_throttles))
     _finish(app_, result.response)
 
 
@@ -167,8 +161,8 @@ def list_(ctx: typer.Context) -> None:
 
     Example: kjbod reassign list
     """
+    from kjbod.cli.progress import read_state
     from kjbod.reassign_tool import list_reassignments
-    from kjbod.state import read_image
 
     app_ = app_context(ctx)
-    _finish(app_, list_reassignments(read_image(app_.state_dir, lock_timeout=app_.lock_timeout, notify=app_.notify)))
+    _finish(app_, list_reassignments(read_state(app_)))

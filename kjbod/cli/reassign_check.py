@@ -134,8 +134,8 @@ def check(
         report_json,
         summary_line,
     )
+    from kjbod.cli.progress import read_state
     from kjbod.reassign_tool import parse_long_option
-    from kjbod.state import read_image
 
     rules = parse_policy(_read_text(policy, "policy"), str(policy)) if policy is not None else Policy()
     inter = parse_long_option(throttle, "throttle") if throttle is not None else None
@@ -143,7 +143,7 @@ def check(
         parse_long_option(replica_alter_log_dirs_throttle, "replica-alter-log-dirs-throttle") if replica_alter_log_dirs_throttle is not None else None
     )
     plan_text = _read_text(reassignment_json_file, "plan")
-    image = read_image(app_.state_dir, lock_timeout=app_.lock_timeout, notify=app_.notify)
+    image = read_state(app_)
     result = check_plan(image, plan_text, rules, plan_file=str(reassignment_json_file), throttle=inter, log_dir_throttle=local)
     data = report_json(result)
     rendered = {

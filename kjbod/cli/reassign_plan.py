@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import time
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
-from kjbod.cli.context import AppContext, app_context
+from kjbod.cli.context import app_context
+from kjbod.cli.progress import Progress
 from kjbod.cli.render import Lines, emit
 
 
@@ -126,7 +126,8 @@ def plan(
         capacity_threshold=capacity_threshold,
         seed=seed,
     )
-    with _progress(app_) as progress:
+    # A live status line on a terminal, nothing otherwise (stdout carries only the report).
+    with Progress(app_, "Planning") as progress:
         run = plan_reassignment(
             app_.state_dir,
             request,
@@ -165,32 +166,6 @@ def _dir_spec(text: str) -> tuple[int, str]:
     return int(broker), path
 
 
-class _progress:
-    """Progress on stderr while the planner runs: a live status line on a terminal, nothing
-    otherwise (stdout carries only the report)."""
-
-    def __init__(self, app_: AppContext) -> None:
-        self.app = app_
-        self.started = time.perf_counter()
-        self.status: Any = None
-
-    def __enter__(self):
-        if self.app.interactive:
-            from rich.console import Console
-
-            self.status = Console(file=self.app.stderr, highlight=False).status("Planning", spinner="dots")
-            self.status.start()
-        return self.update
-
-    def update(self, text: str) -> None:
-        if self.status is not None:
-            self.status.update(f"[{time.perf_counter() - self.started:5.1f}s] {text}")
-
-    def __exit__(self, *exc: object) -> None:
-        if self.status is not None:
-            self.status.stop()
-
-
 # The text report ---------------------------------------------------------------------------
 
 
@@ -214,7 +189,11 @@ def report_lines(data: dict[str, Any]) -> list[str]:
     else:
         lines.append(f"Nothing needs to move; wrote an empty reassignment to {data['outputFile']}.")
     bound = data["lowerBoundBytes"]
-    ratio = f", {data['movedOverLowerBound']:.2f}x the least any plan must move ({_bytes(bound)})" if bound else ""
+    ratio = ""
+    if bound and data["bytesMoved"] >= bound:
+        ratio = f", {data['movedOverLowerBound']:.2f}x the least any plan must move ({_bytes(bound)})"
+    elif bound:
+        ratio = f"; reaching every balance band would move at least {_bytes(bound)}, but the rules keep this plan short of them"
     lines += [
         "",
         f"Moves: {data['replicasMovedBetweenBrokers']} replica(s) between brokers ({_bytes(data['bytesMovedBetweenBrokers'])}), "
@@ -232,17 +211,16 @@ def report_lines(data: dict[str, Any]) -> list[str]:
         ("Leaders: max deviation", _pct(before["leadersMaxDeviationPercent"]), _pct(after["leadersMaxDeviationPercent"])),
         ("Bytes: max deviation", _pct(before["bytesMaxDeviationPercent"]), _pct(after["bytesMaxDeviationPercent"])),
         ("Directory usage: fullest", _pct(before["directoryUsageMaxPercent"]), _pct(after["directoryUsageMaxPercent"])),
-        (
-            "  furthest from broker mean",
-            f"{before['directoryUsageMaxPointsFromBrokerMean']:.1f} pts",
-            f"{after['directoryUsageMaxPointsFromBrokerMean']:.1f} pts",
-        ),
+        ("  furthest from broker mean", _points(before["directoryUsageMaxPointsFromBrokerMean"]), _points(after["directoryUsageMaxPointsFromBrokerMean"])),
         ("Partitions breaking the rack rule", str(before["rackViolations"]), str(after["rackViolations"])),
     ]
     width = max(len(r[0]) for r in rows)
     lines += ["", f"{'':<{width}}  {'before':>12}  {'after':>12}"]
     lines += [f"{name:<{width}}  {b:>12}  {a:>12}" for name, b, a in rows]
-    lines += ["", *usage_chart(data["directoryUsageHistogram"]["before"], data["directoryUsageHistogram"]["after"])]
+    if after["directoryUsageMaxPercent"] is None:
+        lines += ["", "Log directory usage is unknown: no disk capacities (`broker register --capacity`, or capacity_bytes on import)."]
+    else:
+        lines += ["", *usage_chart(data["directoryUsageHistogram"]["before"], data["directoryUsageHistogram"]["after"])]
     for note in data["notes"]:
         lines.append(f"Note: {note}")
     unsatisfiable = data["unsatisfiable"]
@@ -256,8 +234,12 @@ def report_lines(data: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _pct(value: float) -> str:
-    return f"{value:.1f}%"
+def _pct(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:.1f}%"
+
+
+def _points(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:.1f} pts"
 
 
 def usage_chart(before: list[int], after: list[int], width: int = 24) -> list[str]:

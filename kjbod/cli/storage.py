@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from kjbod.storage.formatter import FormatOutcome
 
 meta_app = typer.Typer(
-    help="Read and repair the meta.properties of this node's log directories.", no_args_is_help=True
+    help="Read and repair the meta.properties of this node's log directories.\n\nExample: kjbod meta info -c /etc/kafka/server.properties", no_args_is_help=True
 )
 
 ConfigOption = Annotated[

@@ -9,7 +9,7 @@ import typer
 from kjbod.cli.context import app_context
 from kjbod.cli.render import Lines, emit
 
-app = typer.Typer(help="Topics in the cluster state: create (Kafka's placement), describe, delete, set sizes.", no_args_is_help=True)
+app = typer.Typer(help="Topics in the cluster state: create (Kafka's placement), describe, delete, set sizes.\n\nExample: kjbod topic describe orders", no_args_is_help=True)
 
 
 def register(root: typer.Typer) -> None:
@@ -34,8 +34,8 @@ def create(
     """
     from kjbod.cluster_tool import parse_config, parse_replica_assignment
     from kjbod.controller.replication_control import CreateTopicRequest, has_collision_chars
+    from kjbod.cli.progress import run_on_state
     from kjbod.errors import UsageError
-    from kjbod.state import run_operation
 
     app_ = app_context(ctx)
     if replica_assignment is not None and (partitions is not None or replication_factor is not None):
@@ -56,7 +56,7 @@ def create(
             "WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') could collide. "
             "To avoid issues it is best to use either, but not both."
         )
-    result, _ = run_operation(app_.state_dir, lambda c: c.replication.create_topic(request), lock_timeout=app_.lock_timeout, notify=app_.notify)
+    result, _ = run_on_state(app_, lambda c: c.replication.create_topic(request))
     response = result.response
     lines.append(f"Created topic {name}.")
     emit(app_, Lines(lines, {"topic": name, "topicId": response.topic_id, "assignment": [list(r) for r in response.assignment]}))
@@ -71,11 +71,11 @@ def describe(
 
     Example: kjbod topic describe orders
     """
+    from kjbod.cli.progress import read_state
     from kjbod.describe import describe_topics
-    from kjbod.state import read_image
 
     app_ = app_context(ctx)
-    lines, data = describe_topics(read_image(app_.state_dir, lock_timeout=app_.lock_timeout, notify=app_.notify), name)
+    lines, data = describe_topics(read_state(app_), name)
     emit(app_, Lines(lines, data))
 
 
@@ -85,10 +85,10 @@ def delete(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The top
 
     Example: kjbod topic delete orders
     """
-    from kjbod.state import run_operation
+    from kjbod.cli.progress import run_on_state
 
     app_ = app_context(ctx)
-    result, _ = run_operation(app_.state_dir, lambda c: c.replication.delete_topic(name), lock_timeout=app_.lock_timeout, notify=app_.notify)
+    result, _ = run_on_state(app_, lambda c: c.replication.delete_topic(name))
     emit(app_, Lines([f"Deleted topic {name}."], {"topic": name, "topicId": result.response}))
 
 
@@ -103,11 +103,9 @@ def set_size(
 
     Example: kjbod topic set-size orders --bytes 53687091200
     """
-    from kjbod.state import run_operation
+    from kjbod.cli.progress import run_on_state
 
     app_ = app_context(ctx)
-    result, _ = run_operation(
-        app_.state_dir, lambda c: c.replication.set_partition_sizes(name, partition, size_bytes), lock_timeout=app_.lock_timeout, notify=app_.notify
-    )
+    result, _ = run_on_state(app_, lambda c: c.replication.set_partition_sizes(name, partition, size_bytes))
     count = result.response
     emit(app_, Lines([f"Set the size of {count} partition(s) of {name} to {size_bytes} bytes."], {"topic": name, "partitions": count, "sizeBytes": size_bytes}))

@@ -79,6 +79,7 @@ class Plan:
     # Partitions whose rack rule cannot be met, with the reason.
     unsatisfiable: dict[int, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    unmatched: int = 0  # replicas the last broker round could not place
     # What the plan had to work with, for the report: replicas that had to move (or change
     # directory), replicas breaking the rack rule, replicas it could move, the brokers that
     # hold load, and their targets.
@@ -88,6 +89,7 @@ class Plan:
     open_dirs: np.ndarray | None = None  # directories that may receive replicas
     draining_dirs: np.ndarray | None = None  # directories drain-dirs empties
     holders: np.ndarray | None = None
+    count_target: np.ndarray | None = None
     count_high: np.ndarray | None = None
     byte_target: np.ndarray | None = None
 
@@ -370,6 +372,7 @@ def plan(t: ClusterTables, request: PlanRequest, engine: Engine, progress: Calla
     result = Plan(t, request, t.rep_broker.copy(), t.rep_dir.copy(), t.rep_pos.copy().astype(np.int16))
     targets = _targets(t, setup, request, placement)
     result.movable, result.holders, result.count_high, result.byte_target = setup.movable, targets.holders, targets.high, targets.bytes
+    result.count_target = targets.count
     result.forced = setup.forced.copy()
     result.open_dirs = setup.open_dirs
     result.draining_dirs = setup.draining_dirs
@@ -451,13 +454,65 @@ def _targets(t: ClusterTables, setup: _Setup, request: PlanRequest, placement: _
     fixed = ~holders & (staying > 0)  # brokers that keep what they have (excluded, fenced, ...)
     total = t.replica_count - int(placement.count[fixed].sum())
     total_bytes = float(t.rep_size.sum() - placement.bytes[fixed].sum())
-    weights = capacity_weights(t, holders)
-    target = np.where(holders, _integer_targets(total, holders.astype(np.float64)), placement.count)
+    counts = _rack_bounded(t, setup, request, holders, holders.astype(np.float64), np.ones(len(t.part_id)), total)
+    target = np.where(holders, _integer_shares(total, counts, t.broker_rack, holders), placement.count)
     slack = np.floor(target * request.count_tolerance).astype(np.int64)
     low = np.where(holders, target - slack, 0)
     high = np.where(holders, target + slack, placement.count)
-    byte_target = np.where(holders, total_bytes * weights / max(weights.sum(), 1e-9), placement.bytes)
+    byte_shares = _rack_bounded(t, setup, request, holders, capacity_weights(t, holders), t.part_size.astype(np.float64), total_bytes)
+    byte_target = np.where(holders, byte_shares, placement.bytes)
     return _Targets(holders, target, low, high, byte_target)
+
+
+def _rack_bounded(
+    t: ClusterTables, setup: _Setup, request: PlanRequest, holders: np.ndarray, weights: np.ndarray, amount: np.ndarray, total: float
+) -> np.ndarray:
+    """Each holder's share of `total` (replicas, or bytes: `amount` is what one replica of each
+    partition weighs), in proportion to `weights`, except that no rack gets more than the rack
+    rule lets one rack hold, or less than it makes one rack hold (with racks of unequal size,
+    a big rack cannot take its brokers' share when it may hold one replica per partition).
+    Racks are filled like water: the ones at a bound keep it, the others share the rest."""
+    share = np.where(holders, total * weights / max(float(weights[holders].sum()), 1e-9), 0.0)
+    rack = t.broker_rack
+    if setup.racks_available < 2 or (rack[holders] < 0).any() or not holders.any():
+        return share
+    rf = np.diff(t.part_offsets)
+    limits = np.array([_rack_limit(int(r), request.rack_mode, setup.racks_available) for r in range(int(rf.max(initial=0)) + 1)])
+    limit = limits[rf]
+    most = float((np.minimum(rf, limit) * amount).sum())
+    least = float((np.maximum(rf - limit * (setup.racks_available - 1), 0) * amount).sum())
+    rack_weight = np.bincount(rack[holders], weights=weights[holders], minlength=len(t.racks))
+    free = rack_weight > 0
+    rack_total = np.zeros(len(t.racks))
+    left = float(total)
+    while free.any():
+        wanted = left * rack_weight / rack_weight[free].sum()
+        over = free & (wanted > most)
+        under = free & (wanted < least)
+        bound = over if over.any() else under
+        if not bound.any():
+            rack_total[free] = wanted[free]
+            break
+        rack_total[bound] = most if over.any() else least
+        left -= float(rack_total[bound].sum())
+        free &= ~bound
+    per_rack_weight = rack_weight[np.maximum(rack, 0)]
+    return np.where(holders, rack_total[np.maximum(rack, 0)] * weights / np.maximum(per_rack_weight, 1e-9), 0.0)
+
+
+def _integer_shares(total: int, shares: np.ndarray, rack: np.ndarray, holders: np.ndarray) -> np.ndarray:
+    """Whole replica counts adding up to `total`, close to `shares`: racks first, then the
+    brokers of each rack (so rounding never moves a replica from one rack to another)."""
+    if (rack[holders] < 0).any() or not holders.any():
+        return _integer_targets(total, shares)
+    racks = int(rack.max()) + 1
+    rack_shares = np.bincount(rack[holders], weights=shares[holders], minlength=racks)
+    rack_totals = _integer_targets(total, rack_shares)
+    result = np.zeros(len(shares), dtype=np.int64)
+    for r in np.flatnonzero(rack_totals > 0):
+        members = holders & (rack == r)
+        result[members] = _integer_targets(int(rack_totals[r]), shares[members])
+    return result
 
 
 # How far past its count band a broker may go in a byte round (a fraction of its target): a
@@ -566,6 +621,12 @@ def _phase_brokers(
         idle_rounds = idle_rounds + 1 if moved == 0 else 0
         if idle_rounds >= 2 or budget.exhausted:
             break
+    outside = targets.holders & ((placement.count < targets.low) | (placement.count > targets.high))
+    if balancing and outside.any() and result.unmatched:
+        result.notes.append(
+            f"{int(outside.sum())} broker(s) end outside their replica count band: the last {result.unmatched} replica(s) "
+            "that would even them out found no broker the rules allow (rack rule, room, min.insync.replicas)"
+        )
     stuck = forced & (placement.broker == t.rep_broker)
     if stuck.any():
         result.notes.append(f"{int(stuck.sum())} replica(s) that should move have nowhere to go under the rules")
@@ -713,8 +774,7 @@ def _match(
                 result.unsatisfiable.setdefault(int(t.rep_part[rep]), "no broker in a rack the rule allows could take a replica that had to move")
             must_left = still_left
         order = np.concatenate([order[~must[reps[order]]], must_left])
-    if order.size:
-        result.notes.append(f"round: {order.size} replica(s) to move found no broker that the rules allow")
+    result.unmatched = int(order.size)
     return moved
 
 

@@ -72,11 +72,11 @@ def shed_kernel(frame: pd.DataFrame, params: dict[str, Any]) -> pd.DataFrame:
             sizes = optional["size"].to_numpy().astype(np.float64)
             tiebreak = optional["tiebreak"].to_numpy()
             target = max(float(quota_bytes[group]), 0.0) / want
-            # Fit the average size the broker should shed; then replicas that can go where
-            # replicas are needed (the rack rule allows it); followers before leaders (moving a
-            # leader moves leadership too).
+            # Replicas that can go where replicas are needed (the rack rule allows it) first,
+            # then followers before leaders (moving a leader moves leadership too), then the
+            # best fit for the average size the broker should shed.
             score = np.abs(sizes - target) / (target + sizes.mean() + 1.0)
-            score += np.where(optional["fits_needy_rack"].to_numpy(), 0.0, 2.0)
+            score += np.where(optional["fits_needy_rack"].to_numpy(), 0.0, 8.0)
             score += np.where(optional["leader"].to_numpy(), 4.0, 0.0)
             relief = _relieves(optional, np.lexsort((tiebreak, score)))
             order = np.lexsort((tiebreak, score - RELIEF_BONUS * relief))[:want]

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from kjbod.planner.core import BYTE_TOLERANCE as BYTE_BAND
-from kjbod.planner.core import Goal, Plan, rack_violations, capacity_weights
+from kjbod.planner.core import Goal, Plan, rack_violations
 from kjbod.planner.tables import UNPLACED, ClusterTables
 
 
@@ -25,11 +25,10 @@ class Balance:
     dir_leaders: np.ndarray
     rack_violations: int
 
-    def spreads(self, t: ClusterTables, brokers: np.ndarray, kept_dirs: np.ndarray) -> dict[str, Any]:
-        """Spreads over the brokers that hold load and, for directories, the online ones that
-        stay (a directory being drained is leaving)."""
-        byte_share = capacity_weights(t, brokers)[brokers]
-        byte_share = byte_share / byte_share.sum() if brokers.any() else byte_share
+    def spreads(self, t: ClusterTables, brokers: np.ndarray, kept_dirs: np.ndarray, replica_share: np.ndarray, byte_share: np.ndarray) -> dict[str, Any]:
+        """Spreads over the brokers that hold load (each broker's deviation from its share of
+        the total: the plan's targets, which follow capacity for bytes and the rack rule) and,
+        for directories, the online ones that stay (a directory being drained is leaving)."""
 
         def deviation(values: np.ndarray, share: np.ndarray | None = None) -> float:
             if not brokers.any():
@@ -45,13 +44,14 @@ class Balance:
         broker_mean = np.divide(broker_used, broker_cap, out=np.zeros(t.broker_count), where=broker_cap > 0)
         points = np.abs(usage - broker_mean[t.dir_broker])[known] * 100
         return {
-            "replicasMaxDeviationPercent": round(deviation(self.replicas.astype(np.float64)) * 100, 3),
+            "replicasMaxDeviationPercent": round(deviation(self.replicas.astype(np.float64), replica_share) * 100, 3),
             "leadersMaxDeviationPercent": round(deviation(self.leaders.astype(np.float64)) * 100, 3),
             "bytesMaxDeviationPercent": round(deviation(self.bytes, byte_share) * 100, 3),
             "replicasMin": int(self.replicas[brokers].min()) if brokers.any() else 0,
             "replicasMax": int(self.replicas[brokers].max()) if brokers.any() else 0,
-            "directoryUsageMaxPointsFromBrokerMean": round(float(points.max(initial=0.0)), 3),
-            "directoryUsageMaxPercent": round(float(usage[known].max(initial=0.0)) * 100, 3),
+            # None when no directory's capacity is known: usage cannot be told.
+            "directoryUsageMaxPointsFromBrokerMean": round(float(points.max()), 3) if known.any() else None,
+            "directoryUsageMaxPercent": round(float(usage[known].max()) * 100, 3) if known.any() else None,
             "rackViolations": self.rack_violations,
         }
 
@@ -147,6 +147,8 @@ def report(plan: Plan, seconds: float, engine: str) -> PlanReport:
     after = balance_of(t, plan.new_broker, plan.new_dir, plan.new_pos.astype(np.int64), plan)
     brokers = plan.holders if plan.holders.any() else t.broker_registered
     kept_dirs = t.dir_online & ~plan.draining_dirs
+    replica_share = _shares(plan.count_target, brokers)
+    byte_share = _shares(plan.byte_target, brokers)
     inter = plan.inter_moved
     intra = plan.intra_moved
     moved_bytes = int(size[inter].sum() + size[intra].sum())
@@ -175,10 +177,10 @@ def report(plan: Plan, seconds: float, engine: str) -> PlanReport:
         "lowerBoundBytes": bound,
         "movedOverLowerBound": round(moved_bytes / bound, 3) if bound else (1.0 if moved_bytes == 0 else None),
         "preferredLeadersChanged": leaders_changed,
-        "before": before.spreads(t, brokers, kept_dirs),
-        "after": after.spreads(t, brokers, kept_dirs),
+        "before": before.spreads(t, brokers, kept_dirs, replica_share, byte_share),
+        "after": after.spreads(t, brokers, kept_dirs, replica_share, byte_share),
         "notes": list(plan.notes),
-        "perBroker": _per_broker(t, before, after),
+        "perBroker": _per_broker(t, before, after, plan),
         "perDirectory": _per_directory(t, before, after, plan),
         "directoryUsageHistogram": {"before": _histogram(t, before, kept_dirs), "after": _histogram(t, after, kept_dirs)},
     }
@@ -190,8 +192,14 @@ def report(plan: Plan, seconds: float, engine: str) -> PlanReport:
     return PlanReport(data, reassignment_json(plan), unsatisfiable)
 
 
-def _per_broker(t: ClusterTables, before: Balance, after: Balance) -> list[dict[str, Any]]:
+def _shares(targets: np.ndarray, brokers: np.ndarray) -> np.ndarray:
+    values = targets[brokers].astype(np.float64)
+    return values / values.sum() if values.sum() > 0 else np.full(len(values), 1.0 / max(len(values), 1))
+
+
+def _per_broker(t: ClusterTables, before: Balance, after: Balance, plan: Plan) -> list[dict[str, Any]]:
     capacity = t.broker_capacity
+    holders = plan.holders
     rows = []
     for b in range(t.broker_count):
         rows.append(
@@ -200,10 +208,12 @@ def _per_broker(t: ClusterTables, before: Balance, after: Balance) -> list[dict[
                 "rack": t.racks[t.broker_rack[b]] if t.broker_rack[b] >= 0 else None,
                 "replicasBefore": int(before.replicas[b]),
                 "replicasAfter": int(after.replicas[b]),
+                "replicasTarget": int(plan.count_target[b]) if holders[b] else None,
                 "leadersBefore": int(before.leaders[b]),
                 "leadersAfter": int(after.leaders[b]),
                 "bytesBefore": int(before.bytes[b]),
                 "bytesAfter": int(after.bytes[b]),
+                "bytesTarget": int(plan.byte_target[b]) if holders[b] else None,
                 "usagePercentBefore": round(float(before.bytes[b]) / capacity[b] * 100, 2) if capacity[b] else None,
                 "usagePercentAfter": round(float(after.bytes[b]) / capacity[b] * 100, 2) if capacity[b] else None,
             }

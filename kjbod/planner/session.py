@@ -5,6 +5,10 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kjbod.errors import UserError
@@ -43,9 +47,40 @@ def spark_session(master: str = "local[*]", *, app_name: str = "kjbod-planner") 
         .config("spark.driver.memory", os.environ.get("KJBOD_SPARK_DRIVER_MEMORY", "3g"))
         .config("spark.driver.extraJavaOptions", "-XX:+UseParallelGC -XX:TieredStopAtLevel=1")
     )
-    session = builder.getOrCreate()
+    try:
+        if os.environ.get("KJBOD_DEBUG"):
+            session = builder.getOrCreate()
+        else:
+            # The JVM and the Python workers it starts inherit this process's stderr, and Spark
+            # writes its start-up chatter there: send theirs to a log file instead.
+            with _stderr_to(spark_log_path()):
+                session = builder.getOrCreate()
+    except Exception as exc:  # noqa: BLE001  (py4j and pyspark raise many kinds)
+        raise UserError(
+            f"Spark did not start on {master} ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no message'}); "
+            f"its log is {spark_log_path()}. Check the master URL and Java, or use --engine local"
+        ) from None
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def spark_log_path() -> Path:
+    """Where the Spark JVM's own output goes (set KJBOD_DEBUG=1 to see it on stderr)."""
+    return Path(tempfile.gettempdir()) / f"kjbod-spark-{os.getuid()}.log"
+
+
+@contextmanager
+def _stderr_to(path: Path) -> Iterator[None]:
+    sys.stderr.flush()
+    saved = os.dup(2)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.dup2(fd, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
 
 
 def default_parallelism(session: SparkSession) -> int:

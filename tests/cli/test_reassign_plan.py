@@ -211,3 +211,19 @@ def test_an_empty_cluster_plans_nothing(cli: Cli, bootstrapped: Path, tmp_path: 
     assert result.exit_code == 0, result.stderr
     assert "Nothing needs to move" in result.stdout
     assert json.loads(plan_file.read_text()) == {"version": 1, "partitions": []}
+
+
+def test_unknown_disk_capacities_are_said_to_be_unknown(cli: Cli, tmp_path: Path) -> None:
+    brokers = {"brokers": [{"id": b, "rack": f"r{b}", "log_dirs": ["/d1", "/d2"]} for b in (1, 2, 3)]}
+    assignment = {"version": 1, "partitions": [{"topic": "t", "partition": p, "replicas": [1, 2], "log_dirs": ["/d1", "/d1"]} for p in range(2)]}
+    (tmp_path / "brokers.json").write_text(json.dumps(brokers))
+    (tmp_path / "assignment.json").write_text(json.dumps(assignment))
+    state = tmp_path / "nocap"
+    imported = cli("import", "cluster", "--brokers", str(tmp_path / "brokers.json"), "--assignment", str(tmp_path / "assignment.json"), state=state)
+    assert imported.exit_code == 0, imported.stderr
+    result = cli("reassign", "plan", "--goal", "balance", "--output-file", str(tmp_path / "plan.json"), state=state)
+    assert result.exit_code == 0, result.stderr
+    assert "Directory usage: fullest                unknown       unknown\n" in result.stdout
+    assert "Log directory usage is unknown: no disk capacities (`broker register --capacity`, or capacity_bytes on import).\n" in result.stdout
+    data = json.loads(cli("-o", "json", "reassign", "plan", "--goal", "balance", "--output-file", str(tmp_path / "p2.json"), state=state).stdout)
+    assert data["after"]["directoryUsageMaxPercent"] is None

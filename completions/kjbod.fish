@@ -1,0 +1,1 @@
+complete --command kjbod --no-files --arguments "(env _KJBOD_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) kjbod)" --condition "env _KJBOD_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) kjbod"
