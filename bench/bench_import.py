@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from synthetic import SyntheticSpec, generate, write_files
+from synthetic import SyntheticSpec, generate, write_files  # noqa: E402 (after the path set-up above)
 
 KJBOD = [sys.executable, "-m", "kjbod"]
 

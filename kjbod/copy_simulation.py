@@ -25,6 +25,7 @@ are whole numbers (a copy's progress is rounded down until the step that complet
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -270,7 +271,10 @@ def _future_block(image: Image, topic: TopicImage, partition_id: int, p: Partiti
         return "its source directory is offline"
     if DirectoryId.reserved(target) or not broker.has_online_dir(target):
         return "its target directory is offline"
-    if topic.replica_size(partition_id, broker_id) < topic.size(partition_id):
+    # A follower out of the ISR is still copying from its leader (its copy completes first). One
+    # in the ISR has caught up, whatever size kafka-log-dirs reported for it (an in-sync follower
+    # is often a few offsets behind, or keeps fewer segments): nothing is left to wait for.
+    if broker_id not in p.isr and topic.replica_size(partition_id, broker_id) < topic.size(partition_id):
         return f"the replica on broker {broker_id} is still catching up"
     return None
 
@@ -334,18 +338,49 @@ def _partition_copies(
     return found
 
 
-@dataclass
+@dataclass(eq=False)
+class _Group:
+    """The classes that move at one rate (num/den bytes per second, reduced).
+
+    Progress is floored per step, exactly as per-copy bytes would be, and floor(r*a) + floor(r*b)
+    is not floor(r*(a+b)): what a class gains depends on every step the run takes, not only on
+    how long it moved. But the same steps give every class at the same rate the same bytes, so
+    the group counts them once (`gained`), and a step costs one update per distinct rate (a
+    handful) instead of one per class (one per copy, in a batch of thousands).
+
+    The heap holds, for each class, the `gained` at which its next member completes, so the
+    next completion is the smallest entry of some group. Entries are invalidated lazily: one
+    is live while its version is the class's and the class is still in this group.
+    """
+
+    num: int
+    den: int
+    gained: int = 0
+    heap: list[tuple[int, int, int, _Class]] = field(default_factory=list)  # (gained, order, version, class)
+
+
+@dataclass(eq=False)
 class _Class:
     """Copies that share every rate input (the same links, throttles or local disk) move at
     the same rate, so they share one progress counter: a member completes when the counter
-    reaches its target. Progress is floored per step, exactly as per-copy bytes would be.
-    The rate is kept as an exact fraction, numerator over denominator (bytes per second)."""
+    reaches its target. The rate is kept as an exact fraction, numerator over denominator
+    (bytes per second). While it moves, the counter is `base` plus what its group gained since
+    the class joined it."""
 
-    progress: int = 0
+    key: ClassKey
+    base: int = 0
     members: int = 0
     rate_num: int = 0
     rate_den: int = 1
+    group: _Group | None = None
+    joined_at: int = 0
+    version: int = 0
     heap: list[tuple[int, CopyKey]] = field(default_factory=list)
+
+    @property
+    def progress(self) -> int:
+        group = self.group
+        return self.base if group is None else self.base + group.gained - self.joined_at
 
     @property
     def rate(self) -> Fraction:
@@ -362,7 +397,8 @@ def _min_share(shares: list[tuple[int, int]]) -> tuple[int, int]:
 
 class _Engine:
     """The copies of a run, kept up to date incrementally: a completion re-reads only its
-    partition, and a step costs one update per class rather than per copy."""
+    partition; rates are recomputed only for the classes on the brokers whose copies came or
+    went; a step costs one update per distinct rate (see _Group)."""
 
     def __init__(self, image: Image, partitions: Iterable[PartitionKey], progress: dict[CopyKey, int], failed: dict[CopyKey, str]) -> None:
         self.image = image
@@ -373,6 +409,22 @@ class _Engine:
         self.by_partition: dict[PartitionKey, list[CopyKey]] = {}
         self.classes: dict[ClassKey, _Class] = {}
         self.targets: dict[CopyKey, int] = {}
+        self.groups: dict[tuple[int, int], _Group] = {}
+        self._order = itertools.count()  # ties in a group's heap go by entry order, never by class
+        # How many copies use each link, throttle and disk (§ module doc), and which follower
+        # classes each broker's counts decide the rate of.
+        self.inbound: Counter = Counter()
+        self.outbound: Counter = Counter()
+        self.throttled_in: Counter = Counter()
+        self.throttled_out: Counter = Counter()
+        self.local: Counter = Counter()
+        self.by_replica: dict[int, list[_Class]] = {}
+        self.by_leader: dict[int, list[_Class]] = {}
+        # What changed since the rates were last computed.
+        self.changed: dict[_Class, None] = {}  # classes whose members came or went
+        self.dirty_in: set[int] = set()
+        self.dirty_out: set[int] = set()
+        self.dirty_local: set[int] = set()
         for key in partitions:
             self.load(key)
 
@@ -387,17 +439,43 @@ class _Engine:
         for info in infos:
             self.infos[info.key] = info
             if info.blocked is None:
-                cls = self.classes.setdefault(info.rate_class, _Class())
+                cls = self.classes.get(info.rate_class) or self._new_class(info.rate_class)
                 target = cls.progress + info.total - info.copied
                 heapq.heappush(cls.heap, (target, info.key))
-                cls.members += 1
+                self._count(cls, 1)
                 self.targets[info.key] = target
+
+    def _new_class(self, key: ClassKey) -> _Class:
+        cls = self.classes[key] = _Class(key)
+        if key[0] != "future":
+            self.by_replica.setdefault(key[1], []).append(cls)
+            self.by_leader.setdefault(key[2], []).append(cls)
+        return cls
+
+    def _count(self, cls: _Class, delta: int) -> None:
+        """A member joins (+1) or leaves (-1) a class: the shares on its brokers change."""
+        cls.members += delta
+        self.changed[cls] = None
+        key = cls.key
+        if key[0] == "future":
+            self.local[key[1]] += delta
+            self.dirty_local.add(key[1])
+            return
+        _, replica, leader, follower_throttled, leader_throttled = key
+        self.inbound[replica] += delta
+        self.outbound[leader] += delta
+        if follower_throttled:
+            self.throttled_in[replica] += delta
+        if leader_throttled:
+            self.throttled_out[leader] += delta
+        self.dirty_in.add(replica)
+        self.dirty_out.add(leader)
 
     def _drop(self, copy_key: CopyKey) -> None:
         info = self.infos.pop(copy_key)
         if copy_key in self.targets:
             self.progress[copy_key] = self.copied(info, self.targets.pop(copy_key))
-            self.classes[info.rate_class].members -= 1  # its heap entry goes stale
+            self._count(self.classes[info.rate_class], -1)  # its heap entry goes stale
 
     def copied(self, info: _CopyInfo, target: int | None = None) -> int:
         if target is None:
@@ -409,72 +487,104 @@ class _Engine:
     # Time ------------------------------------------------------------------------------------
 
     def due(self) -> list[_CopyInfo]:
-        """Copies that have caught up (their class reached their target); they leave the run."""
-        found = []
-        for cls in self.classes.values():
-            while cls.heap and cls.heap[0][0] <= cls.progress:
-                target, copy_key = heapq.heappop(cls.heap)
-                if self.targets.get(copy_key) != target:
-                    continue  # stale: dropped or re-added
-                del self.targets[copy_key]
-                cls.members -= 1
-                info = self.infos[copy_key]
-                self.progress[copy_key] = info.total
-                found.append(info)
+        """Copies that have caught up (their class reached their target); they leave the run.
+        Only classes whose group reached their entry, and classes whose members changed (a
+        copy may arrive complete), can have any."""
+        found: list[_CopyInfo] = []
+        for group in self.groups.values():
+            heap = group.heap
+            while heap and heap[0][0] <= group.gained:
+                _, _, version, cls = heapq.heappop(heap)
+                if version == cls.version and cls.group is group:
+                    self._pop_due(cls, found)
+        for cls in list(self.changed):
+            self._pop_due(cls, found)
         return sorted(found, key=lambda i: (i.topic, i.partition, i.broker, i.future))
 
+    def _pop_due(self, cls: _Class, found: list[_CopyInfo]) -> None:
+        heap = cls.heap
+        progress = cls.progress
+        while heap and heap[0][0] <= progress:
+            target, copy_key = heapq.heappop(heap)
+            if self.targets.get(copy_key) != target:
+                continue  # stale: dropped or re-added
+            del self.targets[copy_key]
+            self._count(cls, -1)
+            info = self.infos[copy_key]
+            self.progress[copy_key] = info.total
+            found.append(info)
+
     def update_rates(self) -> None:
-        """Each link, throttle and disk is shared equally by the copies using it (§ module doc)."""
-        inbound: Counter = Counter()
-        outbound: Counter = Counter()
-        throttled_in: Counter = Counter()
-        throttled_out: Counter = Counter()
-        local: Counter = Counter()
-        for key, cls in self.classes.items():
-            if not cls.members:
-                continue
-            if key[0] == "future":
-                local[key[1]] += cls.members
-                continue
-            _, replica, leader, follower_throttled, leader_throttled = key
-            inbound[replica] += cls.members
-            outbound[leader] += cls.members
-            if follower_throttled:
-                throttled_in[replica] += cls.members
-            if leader_throttled:
-                throttled_out[leader] += cls.members
+        """Each link, throttle and disk is shared equally by the copies using it (§ module doc).
+        Only the classes on a broker whose counts changed can get a new rate."""
+        todo = self.changed
+        for broker in self.dirty_in:
+            todo.update(dict.fromkeys(self.by_replica.get(broker, ())))
+        for broker in self.dirty_out:
+            todo.update(dict.fromkeys(self.by_leader.get(broker, ())))
+        for broker in self.dirty_local:
+            cls = self.classes.get(("future", broker))
+            if cls is not None:
+                todo[cls] = None
+        changed = self.changed
+        self.changed = {}
+        self.dirty_in, self.dirty_out, self.dirty_local = set(), set(), set()
         settings = self.settings
-        for key, cls in self.classes.items():
+        for cls in todo:
+            key = cls.key
             if not cls.members:
-                cls.rate_num, cls.rate_den = 0, 1
+                num, den = 0, 1
             elif key[0] == "future":
-                cls.rate_num, cls.rate_den = settings.local(key[1]), local[key[1]]
+                num, den = settings.local(key[1]), self.local[key[1]]
             else:
                 _, replica, leader, follower_throttled, leader_throttled = key
-                shares = [(settings.link(replica), inbound[replica]), (settings.link(leader), outbound[leader])]
+                shares = [(settings.link(replica), self.inbound[replica]), (settings.link(leader), self.outbound[leader])]
                 if follower_throttled:
-                    shares.append((settings.rate(replica, FOLLOWER_THROTTLED_RATE), throttled_in[replica]))  # type: ignore[arg-type]
+                    shares.append((settings.rate(replica, FOLLOWER_THROTTLED_RATE), self.throttled_in[replica]))  # type: ignore[arg-type]
                 if leader_throttled:
-                    shares.append((settings.rate(leader, LEADER_THROTTLED_RATE), throttled_out[leader]))  # type: ignore[arg-type]
-                cls.rate_num, cls.rate_den = _min_share(shares)
+                    shares.append((settings.rate(leader, LEADER_THROTTLED_RATE), self.throttled_out[leader]))  # type: ignore[arg-type]
+                num, den = _min_share(shares)
+            if cls in changed or num * cls.rate_den != cls.rate_num * den:
+                self._regroup(cls, num, den)
+            cls.rate_num, cls.rate_den = num, den
+
+    def _regroup(self, cls: _Class, num: int, den: int) -> None:
+        """Settle the class's progress and give it its (new) group and next completion."""
+        cls.base = cls.progress
+        cls.version += 1  # whatever entry it had is stale now
+        if not cls.members or num == 0:
+            cls.group = None
+            return
+        divisor = math.gcd(num, den)
+        rate = (num // divisor, den // divisor)
+        group = self.groups.get(rate)
+        if group is None:
+            group = self.groups[rate] = _Group(*rate)
+        cls.group, cls.joined_at = group, group.gained
+        heap = cls.heap
+        while self.targets.get(heap[0][1]) != heap[0][0]:
+            heapq.heappop(heap)  # stale: dropped or re-added
+        threshold = heap[0][0] - cls.base + cls.joined_at
+        heapq.heappush(group.heap, (threshold, next(self._order), cls.version, cls))
 
     def next_completion_ms(self) -> int | None:
         """Milliseconds until the next copy completes at the current rates (None: nothing moves)."""
         best = None
-        for cls in self.classes.values():
-            if not cls.members or cls.rate_num == 0:
+        for rate, group in list(self.groups.items()):
+            heap = group.heap
+            while heap and (heap[0][2] != heap[0][3].version or heap[0][3].group is not group):
+                heapq.heappop(heap)
+            if not heap:
+                del self.groups[rate]  # no class moves at this rate any more
                 continue
-            while cls.heap and self.targets.get(cls.heap[0][1]) != cls.heap[0][0]:
-                heapq.heappop(cls.heap)
-            remaining = cls.heap[0][0] - cls.progress
-            wait = -(-(remaining * 1000 * cls.rate_den) // cls.rate_num)  # ceil
+            remaining = heap[0][0] - group.gained
+            wait = -(-(remaining * 1000 * group.den) // group.num)  # ceil
             best = wait if best is None else min(best, wait)
         return best
 
     def advance(self, step_ms: int) -> None:
-        for cls in self.classes.values():
-            if cls.members and cls.rate_num:
-                cls.progress += (cls.rate_num * step_ms) // (cls.rate_den * 1000)
+        for group in self.groups.values():
+            group.gained += (group.num * step_ms) // (group.den * 1000)
 
     # Views -----------------------------------------------------------------------------------
 
@@ -678,10 +788,13 @@ def _complete(run: _Run, due: list[_CopyInfo]) -> set[PartitionKey]:
             if not item.succeeded:
                 run.failed[c.key] = f"AssignReplicasToDirs failed with {item.error.name}"
                 continue
-            # Promotion: the future replica becomes the replica; its entry goes.
+            # Promotion: the future replica becomes the replica; its entry goes, and so does what
+            # was recorded of the log it replaces (the promoted log is a complete copy).
             records.append(
                 KjbodReplicaLogRecord(topic_id=c.topic_id, partition_id=c.partition, broker_id=broker_id, future=True, size_bytes=None)
             )
+            if (c.partition, broker_id, False) in run.image.topics.get(c.topic_id).replica_logs:  # type: ignore[union-attr]
+                records.append(KjbodReplicaLogRecord(topic_id=c.topic_id, partition_id=c.partition, broker_id=broker_id, size_bytes=None))
             run.progress.pop(c.key, None)
             run.completions.append(CopyCompletion(run.now_ms, c.topic_id, c.topic, c.partition, broker_id, True, c.directory))
     run.apply(records)

@@ -8,10 +8,10 @@ snapshot of a million partitions is loaded.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from dataclasses import dataclass, field
 from functools import cached_property
-from types import MappingProxyType
+from math import isqrt
 from typing import Any, NamedTuple
 
 from kjbod.common.kafka_uuid import DirectoryId
@@ -266,6 +266,187 @@ class PartitionIndex:
         return self._view("in_directory")
 
 
+
+# Maps that share what did not change ----------------------------------------------------------
+
+
+class FrozenDict(dict):
+    """A dict nobody changes once built: the flat maps of an image (a topic's partitions, the
+    topics by id). A dict subclass rather than a MappingProxyType so that reads stay C-fast and
+    a later image can layer its changes over this very object instead of copying it."""
+
+    __slots__ = ()
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("an image's maps are read-only")
+
+    __setitem__ = __delitem__ = __ior__ = _read_only  # type: ignore[assignment]
+    pop = popitem = clear = update = setdefault = _read_only  # type: ignore[assignment]
+
+    def __reduce__(self) -> Any:  # copy/pickle without going through __setitem__
+        return (FrozenDict, (dict(self),))
+
+
+_MISSING: Any = object()
+
+
+def _layer_limit(base_size: int) -> int:
+    """How many changed keys a layered map carries before it is flattened. Deriving a map copies
+    its layer and flattening copies the base: a limit near the square root keeps both small
+    (O(sqrt n) per derived map, amortized), where copying the whole map each time was O(n)."""
+    return 2 * isqrt(base_size) + 16
+
+
+class _Overlay:
+    """Reads through a layer of changes to a shared base: the layer first, then the base unless
+    the key was deleted from it."""
+
+    __slots__ = ("_base", "_top", "_gone", "_len")
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        value = self._top.get(key, _MISSING)
+        if value is not _MISSING:
+            return value
+        if key in self._gone:
+            return default
+        return self._base.get(key, default)
+
+    def __getitem__(self, key: Any) -> Any:
+        value = self.get(key, _MISSING)
+        if value is _MISSING:
+            raise KeyError(key)
+        return value
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._top or (key not in self._gone and key in self._base)
+
+    def __len__(self) -> int:
+        return self._len
+
+
+class LayeredMap(_Overlay, Mapping):
+    """A read-only map: a shared FrozenDict base with a small layer of changes on top.
+
+    It iterates exactly as the dict it stands for would (the same keys in the same order): a key
+    changed in place keeps its position, a new key (or a base key deleted and added again) comes
+    after the base, in the order it was added. Point reads look at the layer, then the base;
+    iteration builds the flat dict once and keeps it.
+    """
+
+    __slots__ = ("_flat",)
+
+    def __init__(self, base: FrozenDict, top: dict, gone: frozenset, length: int) -> None:
+        self._base = base
+        self._top = top  # key -> value: base keys changed in place, and keys added after the base
+        self._gone = gone  # base keys deleted (a key added again is in _top too)
+        self._len = length
+        self._flat: dict | None = None
+
+    def flat(self) -> dict:
+        if self._flat is None:
+            self._flat = _flatten(self._base, self._top, self._gone)
+        return self._flat
+
+    def __iter__(self) -> Iterator:
+        return iter(self.flat())
+
+    def keys(self) -> KeysView:
+        return self.flat().keys()
+
+    def items(self) -> ItemsView:
+        return self.flat().items()
+
+    def values(self) -> ValuesView:
+        return self.flat().values()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LayeredMap):
+            other = other.flat()
+        return self.flat() == other if isinstance(other, Mapping) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LayeredMap({self.flat()!r})"
+
+    def __reduce__(self) -> Any:
+        return (FrozenDict, (self.flat(),))
+
+
+def _flatten(base: Mapping, top: dict, gone: frozenset | set) -> dict:
+    if not gone:
+        flat = dict(base)
+        flat.update(top)  # changed keys in place, new keys appended in order
+        return flat
+    flat = {k: v for k, v in base.items() if k not in gone}
+    for k, v in top.items():
+        flat[k] = v
+    return flat
+
+
+class MapChanges(_Overlay):
+    """The changes a delta makes to one map of its base image: dict operations over a shared,
+    untouched base (a FrozenDict or LayeredMap), so a delta that changes one partition of a
+    topic with thousands costs O(changes), not a copy of the topic. `freeze` gives the map of
+    the new image."""
+
+    __slots__ = ()
+
+    def __init__(self, base: Mapping) -> None:
+        if isinstance(base, LayeredMap):
+            self._base: Mapping = base._base
+            self._top = dict(base._top)
+            self._gone = set(base._gone)
+            self._len = base._len
+        else:
+            self._base = base if isinstance(base, FrozenDict) else FrozenDict(base)
+            self._top = {}
+            self._gone = set()
+            self._len = len(self._base)
+
+    def __iter__(self) -> Iterator:
+        return iter(_flatten(self._base, self._top, self._gone))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if key not in self:
+            self._len += 1
+        self._top[key] = value
+
+    def __delitem__(self, key: Any) -> None:
+        if key in self._top:
+            del self._top[key]
+            if key in self._base and key not in self._gone:
+                self._gone.add(key)  # it was a base key changed in place
+        elif key in self._base and key not in self._gone:
+            self._gone.add(key)
+        else:
+            raise KeyError(key)
+        self._len -= 1
+
+    def pop(self, key: Any, default: Any = _MISSING) -> Any:
+        value = self.get(key, _MISSING)
+        if value is _MISSING:
+            if default is _MISSING:
+                raise KeyError(key)
+            return default
+        del self[key]
+        return value
+
+    def freeze(self) -> FrozenDict | LayeredMap:
+        if not self._top and not self._gone:
+            return self._base  # type: ignore[return-value]
+        if len(self._top) + len(self._gone) > _layer_limit(len(self._base)):
+            return FrozenDict(_flatten(self._base, self._top, self._gone))
+        return LayeredMap(self._base, self._top, frozenset(self._gone), self._len)  # type: ignore[arg-type]
+
+
+def _frozen(mapping: Mapping) -> FrozenDict | LayeredMap:
+    return mapping if isinstance(mapping, (FrozenDict, LayeredMap)) else FrozenDict(mapping)
+
+
+_EMPTY_MAP = FrozenDict()
+
+
 class ReplicaLog(NamedTuple):
     """A replica's log where it differs from a complete copy (see KjbodReplicaLogRecord)."""
 
@@ -283,9 +464,9 @@ class TopicImage:
     topic_id: str
     partitions: Mapping[int, PartitionRegistration]
     # kjbod's own: the size of each partition's log in bytes (absent = unknown, treated as 0).
-    sizes: Mapping[int, int] = field(default_factory=lambda: MappingProxyType({}))
+    sizes: Mapping[int, int] = field(default_factory=lambda: _EMPTY_MAP)
     # kjbod's own: replicas whose log is not a complete copy, and future replicas.
-    replica_logs: Mapping[ReplicaLogKey, ReplicaLog] = field(default_factory=lambda: MappingProxyType({}))
+    replica_logs: Mapping[ReplicaLogKey, ReplicaLog] = field(default_factory=lambda: _EMPTY_MAP)
 
     def size(self, partition_id: int) -> int:
         return self.sizes.get(partition_id, 0)
@@ -311,17 +492,18 @@ class TopicsImage:
         base_views: Mapping[str, dict[Any, Members]] | None = None,
         touched: Mapping[PartitionKey, PartitionRegistration | None] | None = None,
     ) -> None:
-        self._by_id = by_id
+        self._by_id = _frozen(by_id)
         self._base_views = base_views
         self._touched = touched
 
     @property
     def by_id(self) -> Mapping[str, TopicImage]:
-        return MappingProxyType(self._by_id)
+        return self._by_id
 
     @cached_property
     def by_name(self) -> Mapping[str, TopicImage]:
-        return MappingProxyType({topic.name: topic for topic in self._by_id.values()})
+        # An image made by a delta gets this from its base's, when that was built (see apply).
+        return FrozenDict({topic.name: topic for topic in self._by_id.values()})
 
     def get(self, topic_id: str) -> TopicImage | None:
         return self._by_id.get(topic_id)
@@ -409,14 +591,17 @@ def partition_run(topic_id: str, partitions: Mapping[int, PartitionRegistration]
 
 
 class _TopicChanges:
+    """A topic as a delta changes it: plain dicts for a topic the delta creates, MapChanges
+    over the base's maps for one it changes."""
+
     __slots__ = ("name", "partitions", "sizes", "replica_logs")
 
     def __init__(
         self,
         name: str,
-        partitions: dict[int, PartitionRegistration],
-        sizes: dict[int, int],
-        replica_logs: dict[ReplicaLogKey, ReplicaLog],
+        partitions: dict[int, PartitionRegistration] | MapChanges,
+        sizes: dict[int, int] | MapChanges,
+        replica_logs: dict[ReplicaLogKey, ReplicaLog] | MapChanges,
     ) -> None:
         self.name = name
         self.partitions = partitions
@@ -447,7 +632,7 @@ class TopicsDelta:
             base = self._base.get(topic_id)
             if base is None:
                 return None
-            changes = _TopicChanges(base.name, dict(base.partitions), dict(base.sizes), dict(base.replica_logs))
+            changes = _TopicChanges(base.name, MapChanges(base.partitions), MapChanges(base.sizes), MapChanges(base.replica_logs))
             self._changed[topic_id] = changes
         return changes
 
@@ -502,9 +687,14 @@ class TopicsDelta:
         self._touch(topic, (record.topic_id, record.partition_id))
         topic.partitions[record.partition_id] = merged
         if record.replicas is not None and topic.replica_logs:
-            # A replica that left the partition takes its log with it.
-            for key in [k for k in topic.replica_logs if k[0] == record.partition_id and k[1] not in merged.replicas]:
-                del topic.replica_logs[key]
+            # A replica that left the partition takes its log with it. Logs are only ever kept for
+            # a partition's replicas (replay_replica_log refuses others, and this removes them as
+            # they leave), so only the replicas it had can have one to remove: no scan of the
+            # topic's logs, which a hot topic under reassignment has thousands of.
+            for broker_id in current.replicas:
+                if broker_id not in merged.replicas:
+                    topic.replica_logs.pop((record.partition_id, broker_id, False), None)
+                    topic.replica_logs.pop((record.partition_id, broker_id, True), None)
 
     def replay_remove_topic(self, record: RemoveTopicRecord) -> str:
         """Remove the topic; returns its name so its configs can go too."""
@@ -601,16 +791,39 @@ class TopicsDelta:
             topic.sizes[pid] = size
 
     def apply(self) -> TopicsImage:
+        """The new image: the base's maps with the changed topics layered over them (O(changed
+        topics), not a copy of every topic). As a rebuilt dict would, a removed topic goes and a
+        changed or new one comes last, in the order the delta first touched it."""
         if not self._changed and not self._removed:
             return self._base
-        by_id = {k: v for k, v in self._base.by_id.items() if k not in self._removed and k not in self._changed}
+        base = self._base
+        by_id = MapChanges(base.by_id)
+        # The names follow along when the base has built them; otherwise they are built on use.
+        by_name = MapChanges(base.__dict__["by_name"]) if "by_name" in base.__dict__ else None
+        for topic_id in self._removed:
+            name = base.name_of(topic_id)
+            del by_id[topic_id]
+            if by_name is not None:
+                by_name.pop(name, None)
         for topic_id, changes in self._changed.items():
-            by_id[topic_id] = TopicImage(
-                changes.name,
-                topic_id,
-                MappingProxyType(changes.partitions),
-                MappingProxyType(changes.sizes),
-                MappingProxyType(changes.replica_logs),
-            )
-        base_views = self._base.index.views if self._patch_index else None
-        return TopicsImage(by_id, base_views, self._touched)
+            topic = TopicImage(changes.name, topic_id, _frozen_changes(changes.partitions), _frozen_changes(changes.sizes),
+                               _frozen_changes(changes.replica_logs))
+            old = base.get(topic_id)
+            if topic_id in by_id:
+                del by_id[topic_id]
+            by_id[topic_id] = topic
+            if by_name is not None:
+                if old is not None and by_name.get(old.name) is old:
+                    del by_name[old.name]
+                if changes.name in by_name:
+                    del by_name[changes.name]
+                by_name[changes.name] = topic
+        base_views = base.index.views if self._patch_index else None
+        image = TopicsImage(by_id.freeze(), base_views, self._touched)
+        if by_name is not None:
+            image.__dict__["by_name"] = by_name.freeze()
+        return image
+
+
+def _frozen_changes(changes: dict | MapChanges) -> FrozenDict | LayeredMap:
+    return changes.freeze() if isinstance(changes, MapChanges) else FrozenDict(changes)

@@ -238,6 +238,25 @@ def test_a_future_replica_is_assigned_then_promoted() -> None:
     assert run.response.moves_completed == 1
 
 
+def test_an_in_sync_replica_with_less_on_disk_moves_between_directories_at_once() -> None:
+    """kafka-log-dirs often reports an in-sync follower's log smaller than its leader's (a few
+    offsets behind, or fewer segments kept), and import records that size. The follower is in the
+    ISR, so nothing is left for it to catch up: its move to another directory starts at once (it
+    used to wait for a copy that never runs), and the promoted log is a complete copy."""
+    image, dirs = with_brokers(bootstrap(), 2, dirs_each=2)
+    image = sized(with_topic(image, "t", assignment=((2, 1),)), "t", GIB)
+    image = apply(image, Controller(image).replication.auto_assign_dirs(1))
+    topic_id = image.topics.by_name["t"].topic_id
+    image = replay_all(image, [KjbodReplicaLogRecord(topic_id=topic_id, partition_id=0, broker_id=1, size_bytes=GIB // 2, offset_lag=12)])
+    assert partition(image, "t").isr == (2, 1)
+    target = next(d for d in dirs[1] if d != partition(image, "t").directory(1))
+    image = apply(image, Controller(image).reassignment.alter_replica_log_dirs([ReplicaDirMove("t", 0, 1, target)]))
+    ((copy, done_in),) = outlook(image)
+    assert (copy.future, copy.blocked, done_in) == (True, None, 5_120)
+    image = replay_all(image, ClockControl(image).advance_until_idle().records)
+    assert partition(image, "t").directory(1) == target and image.topics.by_name["t"].replica_logs == {}
+
+
 def test_the_alter_log_dirs_throttle_then_kjbods_rate_set_the_pace() -> None:
     image, _ = jbod()
     throttled = configs(image, (CONFIG_RESOURCE_BROKER, "1", "replica.alter.log.dirs.io.max.bytes.per.second", str(MIB)))
