@@ -111,10 +111,18 @@ def build_tables(image: Image) -> ClusterTables:
         part_size.extend([sizes.get(pid, 0) for pid in pids])
         part_leader_id.extend([p.leader for p in registrations])
         min_isr.extend([min_insync(image, name, default_min_isr)] * len(pids))
-        for p in registrations:
+        futures = {(pid, broker): log.directory_id for (pid, broker, future), log in topic.replica_logs.items() if future and log.directory_id}
+        for pid, p in zip(pids, registrations):
             replication.append(len(p.replicas))
             replica_ids.extend(p.replicas)
-            replica_dirs.extend(p.directories)
+            if futures:
+                # A replica being moved between its broker's directories (KIP-113) is planned where
+                # the move puts it, as `reassign check` sees it: its future replica's directory will
+                # hold its bytes. Keeping it there needs no entry; any other directory redirects
+                # or cancels the move.
+                replica_dirs.extend([futures.get((pid, r), d) for r, d in zip(p.replicas, p.directories)])
+            else:
+                replica_dirs.extend(p.directories)
             in_sync.extend([r in p.isr for r in p.replicas])
     rep_broker_id = np.array(replica_ids, dtype=np.int64)
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from kjbod.controller import Controller
+from kjbod.controller.reassignment_control import ReplicaDirMove
 from kjbod.controller.replication_control import HeartbeatRequest
 from kjbod.errors import UserError
 from kjbod.image import Image, replay_all
@@ -189,3 +190,23 @@ def test_requests_the_cluster_cannot_take(request_: PlanRequest, message: str) -
     with pytest.raises(UserError) as caught:
         plan(build_tables(skewed_cluster()), request_, LocalEngine())
     assert str(caught.value) == message
+
+
+def test_a_replica_moving_between_directories_is_planned_where_the_move_puts_it() -> None:
+    """An in-flight move (a future replica, KIP-113) fills its target directory when it
+    completes, whatever the plan says about other replicas. The planner sees the replica there,
+    as `reassign check` does, so it cannot fill that directory past its threshold unawares;
+    leaving the replica where it is going needs no entry in the plan."""
+    image = skewed_cluster(brokers=6, racks=3, dirs=2, crowded=6, topics=2, partitions=6)
+    topic = image.topics.by_name["topic-0"]
+    broker = topic.partitions[0].replicas[1]
+    source = topic.partitions[0].directory(broker)
+    target = next(d for d in image.cluster.brokers[broker].directories if d != source)
+    image = replay_all(image, Controller(image).reassignment.alter_replica_log_dirs([ReplicaDirMove("topic-0", 0, broker, target)]).records)
+    assert image.topics.by_name["topic-0"].future_replica(0, broker) is not None
+    t = build_tables(image)
+    (partition,) = np.flatnonzero((t.part_topic == t.topics.index("topic-0")) & (t.part_id == 0))
+    replica = int(t.part_offsets[partition]) + 1
+    assert t.broker_ids[t.rep_broker[replica]] == broker
+    assert t.dir_ids[t.rep_dir[replica]] == target  # not its source directory
+    run(image, PlanRequest(Goal.BALANCE))  # and the hard rules hold on that view
