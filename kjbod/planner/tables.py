@@ -113,17 +113,23 @@ def build_tables(image: Image) -> ClusterTables:
         min_isr.extend([min_insync(image, name, default_min_isr)] * len(pids))
         futures = {(pid, broker): log.directory_id for (pid, broker, future), log in topic.replica_logs.items() if future and log.directory_id}
         for pid, p in zip(pids, registrations):
-            replication.append(len(p.replicas))
-            replica_ids.extend(p.replicas)
+            replicas, directories = p.replicas, p.directories
+            if p.removing_replicas:
+                # A running reassignment is planned from where it ends, as `reassign check` sees it:
+                # the replicas it removes are gone. A partition the plan leaves alone finishes that
+                # reassignment; one it moves gets a new target, which replaces it (KIP-455).
+                kept = [i for i, r in enumerate(replicas) if r not in p.removing_replicas]
+                replicas, directories = tuple(replicas[i] for i in kept), tuple(directories[i] for i in kept)
+            replication.append(len(replicas))
+            replica_ids.extend(replicas)
             if futures:
                 # A replica being moved between its broker's directories (KIP-113) is planned where
-                # the move puts it, as `reassign check` sees it: its future replica's directory will
-                # hold its bytes. Keeping it there needs no entry; any other directory redirects
-                # or cancels the move.
-                replica_dirs.extend([futures.get((pid, r), d) for r, d in zip(p.replicas, p.directories)])
+                # the move puts it: its future replica's directory will hold its bytes. Keeping it
+                # there needs no entry; any other directory redirects or cancels the move.
+                replica_dirs.extend([futures.get((pid, r), d) for r, d in zip(replicas, directories)])
             else:
-                replica_dirs.extend(p.directories)
-            in_sync.extend([r in p.isr for r in p.replicas])
+                replica_dirs.extend(directories)
+            in_sync.extend([r in p.isr for r in replicas])
     rep_broker_id = np.array(replica_ids, dtype=np.int64)
 
     broker_ids = np.union1d(np.array(sorted(known_brokers), dtype=np.int64), rep_broker_id).astype(np.int32)

@@ -139,6 +139,24 @@ def test_plans_pass_reassign_check_with_the_default_policy(cli: Cli, state: Path
     assert checked.exit_code == 0, checked.stdout + checked.stderr
 
 
+def test_a_plan_made_while_copies_run_passes_reassign_check(cli: Cli, state: Path, tmp_path: Path) -> None:
+    """Planned mid-flight (one reassignment copying, one move between directories copying), the
+    plan keeps every replication factor and passes check: the planner sees the running work where
+    it ends, as check does."""
+    running = tmp_path / "running.json"
+    running.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "orders", "partition": 0, "replicas": [4, 2, 3], "log_dirs": ["any", "any", "any"]},
+        {"topic": "orders", "partition": 1, "replicas": [2, 3, 1], "log_dirs": ["/data/b2/d2", "any", "any"]},
+    ]}))
+    assert cli("reassign", "execute", "--reassignment-json-file", str(running), "--throttle", "1000000", state=state).exit_code == 0
+    plan_file = tmp_path / "plan.json"
+    planned = cli("reassign", "plan", "--goal", "balance", "--output-file", str(plan_file), state=state)
+    assert planned.exit_code == 0, planned.stderr
+    assert all(len(entry["replicas"]) == 3 for entry in json.loads(plan_file.read_text())["partitions"])
+    checked = cli("reassign", "check", "--reassignment-json-file", str(plan_file), state=state)
+    assert checked.exit_code == 0, checked.stdout + checked.stderr
+
+
 def test_a_plan_runs_to_completion(cli: Cli, state: Path, tmp_path: Path) -> None:
     plan_file = tmp_path / "plan.json"
     assert cli("reassign", "plan", "--goal", "remove-brokers", "--brokers", "1", "--output-file", str(plan_file), state=state).exit_code == 0

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from kjbod.controller import Controller
-from kjbod.controller.reassignment_control import ReplicaDirMove
+from kjbod.controller.reassignment_control import ReassignmentTarget, ReplicaDirMove
 from kjbod.controller.replication_control import HeartbeatRequest
 from kjbod.errors import UserError
 from kjbod.image import Image, replay_all
@@ -210,3 +210,22 @@ def test_a_replica_moving_between_directories_is_planned_where_the_move_puts_it(
     assert t.broker_ids[t.rep_broker[replica]] == broker
     assert t.dir_ids[t.rep_dir[replica]] == target  # not its source directory
     run(image, PlanRequest(Goal.BALANCE))  # and the hard rules hold on that view
+
+
+def test_a_running_reassignment_is_planned_from_where_it_ends() -> None:
+    """Mid-reassignment a partition lists its old and new replicas together; the planner sees
+    only the replicas it keeps (as `reassign check` does), so replication factors stay and the
+    brokers being left carry none of its load."""
+    image = skewed_cluster(brokers=6, racks=3, dirs=2, crowded=3, topics=2, partitions=6)
+    before = image.topics.by_name["topic-0"].partitions[0]
+    leaving, staying = before.replicas[0], before.replicas[1:]
+    target = (*staying, 4 if 4 not in before.replicas else 5)
+    image = replay_all(image, Controller(image).reassignment.alter_partition_reassignments([ReassignmentTarget("topic-0", 0, target)]).records)
+    now = image.topics.by_name["topic-0"].partitions[0]
+    assert now.removing_replicas == (leaving,) and len(now.replicas) == 4
+    t = build_tables(image)
+    (partition,) = np.flatnonzero((t.part_topic == t.topics.index("topic-0")) & (t.part_id == 0))
+    start, end = t.part_offsets[partition], t.part_offsets[partition + 1]
+    assert t.broker_ids[t.rep_broker[start:end]].tolist() == list(target)
+    _, result = run(image, PlanRequest(Goal.BALANCE))
+    assert (np.diff(t.part_offsets) == 3).all() and len(result.new_broker) == t.replica_count
