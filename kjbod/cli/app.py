@@ -8,6 +8,7 @@ Command modules import only Typer and this package's CLI helpers at module level
 from __future__ import annotations
 
 import os
+import sys
 import traceback
 from pathlib import Path
 from typing import Annotated, Any
@@ -65,11 +66,25 @@ class KjbodGroup(TyperGroup):
     def invoke(self, ctx: typer.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except BrokenPipeError:
+            # The reader of stdout went away (`kjbod topic describe | head`): stop quietly, as Unix
+            # tools do. Output comes after the state is written, so nothing is left half-done.
+            _discard_stdout()
+            raise typer.Exit(1) from None
         except Exception as exc:
             if _is_parser_signal(exc):
                 raise
             app = ctx.obj if isinstance(ctx.obj, AppContext) else None
             raise typer.Exit(report_error(app, exc)) from None
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout without a file descriptor (a test's capture)
+        pass
 
 
 def _version(value: bool) -> None:

@@ -104,3 +104,20 @@ def test_python_dash_m_runs_the_same_command(state_dir: Path) -> None:
     ClusterState.open(state_dir).close()
     result = subprocess.run([sys.executable, "-m", "kjbod", "--version"], capture_output=True, text=True)
     assert (result.returncode, result.stdout) == (0, f"kjbod {kjbod.__version__}\n")
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(state_dir: Path) -> None:
+    """`kjbod metadata dump | head -1`: no "Broken pipe" noise on stderr, exit 1, as Python's own
+    guidance for EPIPE has it."""
+    from kjbod.records import NoOpRecord
+
+    with ClusterState.open(state_dir, write=True, create=True) as state:
+        state.commit([NoOpRecord()] * 20_000)  # far more than a pipe's buffer once printed
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kjbod", "--state", str(state_dir), "metadata", "dump"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    assert process.stdout.readline().startswith(b"{")
+    process.stdout.close()  # the reader leaves, as `head -1` does
+    stderr = process.stderr.read()
+    assert (process.wait(timeout=60), stderr) == (1, b"")
