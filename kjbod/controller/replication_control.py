@@ -361,6 +361,7 @@ class ReplicationControl:
         index = self._image.topics.index.in_directory
         for directory in newly_offline:
             records.extend(self.leader_and_isr_updates(index.get(directory, []), remove=broker_id))
+        records.extend(self._futures_lost(broker_id, set(newly_offline)))
         records.append(
             BrokerRegistrationChangeRecord(
                 version=2, broker_id=broker_id, broker_epoch=broker.epoch,
@@ -368,6 +369,18 @@ class ReplicationControl:
             )
         )
         return records, newly_offline
+
+    def _futures_lost(self, broker_id: int, failed: set[str]) -> list[Record]:
+        """Future replicas (KIP-113) the broker was building in a directory that failed: their
+        logs are gone and the moves end there; the replicas stay where they are (KIP-858: the
+        broker cancels a promotion it can no longer make). Moves are few, so a scan of the
+        topics that have any is cheap."""
+        return [
+            KjbodReplicaLogRecord(topic_id=topic.topic_id, partition_id=pid, broker_id=broker_id, future=True, size_bytes=None)
+            for topic in self._image.topics.by_id.values() if topic.replica_logs
+            for (pid, broker, future), log in topic.replica_logs.items()
+            if future and broker == broker_id and log.directory_id in failed
+        ]
 
     def replicas_needing_directory(self, broker_id: int) -> tuple[list[PartitionKey], list[str]]:
         """The broker-side rule of KIP-858: which of its replicas it must place in a directory

@@ -283,6 +283,20 @@ def test_the_source_directory_failing_mid_move() -> None:
     assert image.topics.by_name["t"].future_replica(0, 1).size_bytes == 200 * MIB  # kept, not promoted
 
 
+def test_the_target_directory_failing_mid_move() -> None:
+    """The future replica's log was in the failed directory: it is gone and the move ends; the
+    replica stays, leader and in sync, in its source directory (nothing waits for a dead disk)."""
+    image, dirs = jbod()
+    image = replay_all(image, ClockControl(image).advance(1_000).records)
+    topic_id = image.topics.by_name["t"].topic_id
+    failed = apply(image, Controller(image).replication.heartbeat(HeartbeatRequest(1, offline_log_dirs=(dirs[1][1],))))
+    assert failed.topics.by_name["t"].future_replica(0, 1) is None
+    assert (partition(failed, "t").leader, partition(failed, "t").directory(1)) == (1, dirs[1][0])
+    assert copies(failed) == [] and ClockControl(failed).advance_until_idle().records == ()  # idle: nothing to run
+    records = Controller(image).replication.heartbeat(HeartbeatRequest(1, offline_log_dirs=(dirs[1][1],))).records
+    assert KjbodReplicaLogRecord(topic_id=topic_id, partition_id=0, broker_id=1, future=True, size_bytes=None) in records
+
+
 def test_set_rates_validates() -> None:
     image, _ = with_brokers(bootstrap(), 1)
     with pytest.raises(UserError, match="Broker 7 is not registered"):
