@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from kjbod.common.callbacks import Progress, gc_paused, ignore
 from kjbod.common.kafka_uuid import DirectoryId, Uuid, canonical, uuid_sort_key
 from kjbod.common.versions import (
     LATEST_PRODUCTION,
@@ -50,7 +51,6 @@ from kjbod.log_dirs_tool import (
     ValidationFailed,
     load_json,
     partition_sizes,
-    paused_gc,
     read_log_dirs_outputs,
     type_name,
 )
@@ -68,11 +68,6 @@ from kjbod.records import (
 )
 from kjbod.records.codec import RecordRun
 
-Progress = Callable[[str], None]
-
-
-def _quiet(_: str) -> None:
-    pass
 
 
 def derived_uuid(kind: str, *parts: object) -> str:
@@ -591,7 +586,7 @@ def bootstrap_feature_records(mv: MetadataVersion) -> tuple[Record, ...]:
     return bootstrap_records(effective_feature_levels(mv, {}, unstable=False, dynamic_quorum=False))
 
 
-def plan_import(request: ImportRequest, *, progress: Progress = _quiet, base_offset: int = 0) -> ImportPlan:
+def plan_import(request: ImportRequest, *, progress: Progress = ignore, base_offset: int = 0) -> ImportPlan:
     """Read and check every input file, then build the records of the new state.
 
     Raises ValidationFailed listing every problem when any input is wrong.
@@ -873,21 +868,21 @@ def import_cluster(
     request: ImportRequest,
     *,
     lock_timeout: float = 30.0,
-    notify: Callable[[str], None] = _quiet,
-    progress: Progress = _quiet,
+    notify: Callable[[str], None] = ignore,
+    progress: Progress = ignore,
 ) -> ImportSummary:
     """Check every input, then create the state with one commit and a snapshot."""
     from kjbod.state import ClusterState
 
     existed = check_new_state_directory(state_path)
-    with paused_gc():
+    with gc_paused():
         plan = plan_import(request, progress=progress)
     progress(f"Writing {sum(e.count if isinstance(e, RecordRun) else 1 for e in plan.entries)} records to {state_path}")
     state = ClusterState.open(state_path, write=True, create=True, lock_timeout=lock_timeout, notify=notify)
     try:
         if not state.image.is_empty:
             raise UserError(f"Cannot import into {state_path}: another process created a cluster state there")
-        with paused_gc():
+        with gc_paused():
             commit = state.commit(plan.entries)
             progress("Writing a snapshot")
             snapshot = state.write_snapshot()

@@ -12,17 +12,16 @@ ascending order (ids below the table size, the usual case) the two are identical
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import orjson
 
+from kjbod.common.callbacks import gc_paused, ignore
 from kjbod.common.kafka_uuid import DirectoryId
 from kjbod.errors import UserError
 from kjbod.image import Image, TopicImage
@@ -36,23 +35,6 @@ INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
 # Characters of Kafka's legal topic names, which JSON never escapes.
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9._-]*")
-
-
-def _quiet(_: str) -> None:
-    pass
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Reading a million-partition export creates millions of small acyclic objects; the
-    cyclic collector would rescan them again and again (it doubles the time) for nothing."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 # The report: Kafka's JSON, as data ------------------------------------------------------------
@@ -1063,8 +1045,8 @@ def describe_from_state(
 
     # Kafka checks the lists before asking the cluster: a bad number fails first.
     parse_broker_list(broker_list)
-    image = read_image(state_path, lock_timeout=lock_timeout, notify=notify or _quiet)
-    with paused_gc():
+    image = read_image(state_path, lock_timeout=lock_timeout, notify=notify or ignore)
+    with gc_paused():
         return describe_from_image(image, broker_list, topic_list)
 
 
@@ -1074,7 +1056,7 @@ def import_log_dirs(
     """`log-dirs import`: check the files against the state, then commit (all or nothing)."""
     from kjbod.state import ClusterState
 
-    with ClusterState.open(state_path, write=True, lock_timeout=lock_timeout, notify=notify or _quiet) as state, paused_gc():
+    with ClusterState.open(state_path, write=True, lock_timeout=lock_timeout, notify=notify or ignore) as state, gc_paused():
         result = plan_log_dirs_import(state.image, paths)
         state.commit(result.entries)
     return result

@@ -13,14 +13,14 @@ import bisect
 import gc
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
 from kjbod import __version__
+from kjbod.common.callbacks import Progress, gc_paused, ignore
 from kjbod.common.durable import atomic_write
 from kjbod.controller import Controller, ControllerResult
 from kjbod.errors import CorruptStateError, ReplayError, UserError
@@ -39,25 +39,6 @@ DEFAULT_LOCK_TIMEOUT = 30.0
 
 T = TypeVar("T")
 Notify = Callable[[str], None]
-# What a long load or write is doing now (for a status line; the CLI shows it on a terminal).
-Progress = Callable[[str], None]
-
-
-def _ignore(_: str) -> None:
-    pass
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Loading creates millions of acyclic objects; the cyclic collector would rescan them
-    over and over for nothing."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _now_ms() -> int:
@@ -107,7 +88,7 @@ class ClusterState:
     """An open cluster state: its current image and, when opened for writing, the write path."""
 
     def __init__(
-        self, path: Path, *, write: bool, create: bool, lock_timeout: float, notify: Notify, progress: Progress = _ignore
+        self, path: Path, *, write: bool, create: bool, lock_timeout: float, notify: Notify, progress: Progress = ignore
     ) -> None:
         self.path = path
         self.writable = write
@@ -123,7 +104,7 @@ class ClusterState:
                 for stale in path.glob("*.snapshot.tmp"):
                     stale.unlink()
             self.log = RecordLog(path)
-            with _gc_paused():
+            with gc_paused():
                 self.image = self._load()
             # The image lives as long as the command: keep the cyclic collector from rescanning
             # its millions of objects every time the operation allocates.
@@ -140,8 +121,8 @@ class ClusterState:
         write: bool = False,
         create: bool = False,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
-        notify: Notify = _ignore,
-        progress: Progress = _ignore,
+        notify: Notify = ignore,
+        progress: Progress = ignore,
     ) -> ClusterState:
         return cls(Path(path), write=write, create=create, lock_timeout=lock_timeout, notify=notify, progress=progress)
 
@@ -162,7 +143,7 @@ class ClusterState:
         replayed = False
         position = _LogPosition(self.log.segments)
         for batch in self.log.batches(from_offset=image.next_offset):
-            if self._progress is not _ignore:
+            if self._progress is not ignore:
                 self._progress(position.describe(batch))
             if batch.base_offset < image.next_offset:
                 # Snapshots end at commit boundaries, so a batch is wholly before or after one.
@@ -216,7 +197,7 @@ class ClusterState:
                 for entries in read_snapshot(path, end_offset):
                     for entry in entries:
                         delta.replay_entry(entry, end_offset - 1)
-                    if self._progress is not _ignore:  # counting costs a pass over the batch
+                    if self._progress is not ignore:  # counting costs a pass over the batch
                         loaded += sum(entry_count(entry) for entry in entries)
                         self._progress(f"Loading the snapshot: {loaded:,} records")
             except (CorruptStateError, ReplayError, RecordDecodeError) as exc:
@@ -253,10 +234,10 @@ class ClusterState:
             raise RuntimeError("the cluster state was opened read-only")
         if not entries or not sum(entry_count(e) for e in entries):
             return None
-        with _gc_paused():
+        with gc_paused():
             new_image = self.validate(entries)
         payloads = [encode_entries(batch) for batch in batch_entries(entries, RECORDS_PER_BATCH)]
-        if self._progress is not _ignore:
+        if self._progress is not ignore:
             self._progress(f"Writing {sum(entry_count(e) for e in entries):,} records to {self.path}")
         try:
             first, last = self.log.append(payloads, _now_ms())
@@ -277,8 +258,8 @@ def run_operation(
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     dry_run: bool = False,
     create: bool = False,
-    notify: Notify = _ignore,
-    progress: Progress = _ignore,
+    notify: Notify = ignore,
+    progress: Progress = ignore,
 ) -> tuple[ControllerResult[T], Image]:
     """Open the state, run one controller operation, and commit its records (unless a dry run).
 
@@ -296,7 +277,7 @@ def run_operation(
 
 
 def read_image(
-    path: Path | str, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT, notify: Notify = _ignore, progress: Progress = _ignore
+    path: Path | str, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT, notify: Notify = ignore, progress: Progress = ignore
 ) -> Image:
     with ClusterState.open(path, lock_timeout=lock_timeout, notify=notify, progress=progress) as state:
         return state.image

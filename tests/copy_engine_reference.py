@@ -82,12 +82,7 @@ class ReferenceEngine:
             self.progress[copy_key] = self.copied(info, self.targets.pop(copy_key))
             self.classes[info.rate_class].members -= 1  # its heap entry goes stale
 
-    def copied(self, info: _CopyInfo, target: int | None = None) -> int:
-        if target is None:
-            target = self.targets.get(info.key)
-        if target is None:
-            return info.copied
-        return info.total - max(0, target - self.classes[info.rate_class].progress)
+    copied = copy_simulation._Engine.copied  # unchanged: reads `targets` and each class's `progress`
 
     # Time ------------------------------------------------------------------------------------
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 
+from kjbod.common.callbacks import Progress, ignore
 from kjbod.common.durable import atomic_write
 from kjbod.errors import UserError
 from kjbod.image import Image
@@ -26,11 +26,6 @@ SPARK_THRESHOLD_REPLICAS = 300_000
 
 __all__ = ["Goal", "PlanRequest", "RackMode", "PlanReport", "PlannerRun", "run_planner", "plan_reassignment", "SPARK_THRESHOLD_REPLICAS"]
 
-Progress = Callable[[str], None]
-
-
-def _quiet(_: str) -> None:
-    pass
 
 
 @dataclass
@@ -46,7 +41,7 @@ def run_planner(
     *,
     engine: str | None = None,
     spark_master: str | None = None,
-    progress: Progress = _quiet,
+    progress: Progress = ignore,
 ) -> PlannerRun:
     """Plan `request` against the image. `engine` None picks Spark for large clusters (or when a
     Spark master is given) and the local engine otherwise."""
@@ -97,8 +92,8 @@ def plan_reassignment(
     engine: str | None = None,
     spark_master: str | None = None,
     lock_timeout: float = 30.0,
-    notify: Progress = _quiet,
-    progress: Progress = _quiet,
+    notify: Progress = ignore,
+    progress: Progress = ignore,
 ) -> PlannerRun:
     """Plan against the cluster state in `state_dir` and write the reassignment JSON to
     `output_file` (atomically: the file is complete or absent). Nothing in the state changes."""

@@ -28,6 +28,7 @@ from enum import Enum
 import numpy as np
 import pandas as pd
 
+from kjbod.common.callbacks import ignore
 from kjbod.errors import UserError
 from kjbod.planner.engine import Engine
 from kjbod.planner.kernels import directory_kernel, shed_kernel
@@ -361,11 +362,7 @@ class _Placement:
             self._refresh(target)
         self.counted_dir[rep] = there
 
-def _quiet(_: str) -> None:
-    pass
-
-
-def plan(t: ClusterTables, request: PlanRequest, engine: Engine, progress: Callable[[str], None] = _quiet) -> Plan:
+def plan(t: ClusterTables, request: PlanRequest, engine: Engine, progress: Callable[[str], None] = ignore) -> Plan:
     progress(f"Planning {request.goal.value}: {t.broker_count} brokers, {len(t.dir_ids)} log directories, {t.replica_count} replicas")
     setup = _setup(t, request)
     placement = _Placement(t, setup, request.capacity_threshold)
