@@ -25,7 +25,7 @@ from kjbod.controller import Controller  # noqa: E402
 from kjbod.controller.cluster_control import BrokerRegistrationRequest  # noqa: E402
 from kjbod.controller.replication_control import CreateTopicRequest, HeartbeatRequest  # noqa: E402
 from kjbod.records import FeatureLevelRecord, KjbodClockRecord, KjbodLogDir  # noqa: E402
-from kjbod.state import ClusterState, read_image  # noqa: E402
+from kjbod.state.cluster_state import ClusterState, read_image  # noqa: E402
 
 
 class Step:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests import crash_harness  # noqa: E402
+from tests.system import crash_harness  # noqa: E402
 
 
 def main() -> None:

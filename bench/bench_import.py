@@ -74,7 +74,7 @@ def bench_import(args: argparse.Namespace, work: Path) -> None:
     print(f"  peak RSS of the import: {max(peak, before) / 1024:.0f} MB; state on disk: {directory_bytes(state) / 1e6:.0f} MB")
     opened = timed_run(
         "open the imported state (read_image, target <= 10 s)",
-        [sys.executable, "-c", f"from kjbod.state import read_image; read_image({str(state)!r})"],
+        [sys.executable, "-c", f"from kjbod.state.cluster_state import read_image; read_image({str(state)!r})"],
     )
     timed_run("kjbod features describe on the imported state", [*KJBOD, "--state", str(state), "features", "describe"])
     timed_run("kjbod broker list on the imported state", [*KJBOD, "--state", str(state), "broker", "list"])
@@ -84,7 +84,7 @@ def bench_import(args: argparse.Namespace, work: Path) -> None:
 def bench_scan(count: int, work: Path) -> None:
     """A log directory holding `count` partition folders, each with a segment, its two indexes
     and the usual checkpoint files; plus a few future and deleted ones."""
-    from kjbod.log_dirs_tool import scan_directory
+    from kjbod.tools.log_dirs.disk import scan_directory
 
     log_dir = work / "scan" / "kafka-logs"
     log_dir.mkdir(parents=True)

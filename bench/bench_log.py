@@ -28,7 +28,7 @@ from kjbod.records import (  # noqa: E402
     RegisterBrokerRecord,
     TopicRecord,
 )
-from kjbod.state import ClusterState, read_image  # noqa: E402
+from kjbod.state.cluster_state import ClusterState, read_image  # noqa: E402
 
 
 def cluster_records(partitions: int, brokers: int = 300, dirs_per_broker: int = 4, per_topic: int = 1000, seed: int = 1):

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kjbod.cli.app import app
-from kjbod.state import ClusterState
+from kjbod.state.cluster_state import ClusterState
 
 
 @pytest.fixture(autouse=True)

@@ -20,6 +20,7 @@ from kjbod import __version__
 from kjbod.cli import assign_dirs, broker, clock, elect, features, importer, log_dirs, metadata, reassign, storage, topic
 from kjbod.cli.context import AppContext, OutputFormat
 from kjbod.cli.render import emit_error
+from kjbod.log.lock import DEFAULT_LOCK_TIMEOUT
 
 HELP = """Operator toolkit for Apache Kafka clusters that run JBOD (several log directories per broker).
 
@@ -118,7 +119,7 @@ def root(
     lock_timeout: Annotated[
         float,
         typer.Option("--lock-timeout", min=0, metavar="SECONDS", envvar="KJBOD_LOCK_TIMEOUT", help="How long a write waits for another writer's lock before exiting 3."),
-    ] = 30.0,
+    ] = DEFAULT_LOCK_TIMEOUT,
     debug: Annotated[
         bool, typer.Option("--debug", envvar="KJBOD_DEBUG", help="Print a traceback with every error.")
     ] = False,

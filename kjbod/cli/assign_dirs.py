@@ -31,10 +31,9 @@ def assign_dirs(
 
     Exit 1 if any partition failed. Example: kjbod assign-dirs --broker 1 --auto
     """
-    from kjbod.cli.progress import run_on_state
-    from kjbod.cluster_tool import directory_label, parse_assignment, read_assignment_file
     from kjbod.controller.replication_control import DirectoryAssignment
     from kjbod.errors import OperationFailed, UsageError
+    from kjbod.tools.cluster.requests import parse_assignment, read_assignment_file
 
     app_ = app_context(ctx)
     if sum((bool(assign), file is not None, auto)) != 1:
@@ -47,16 +46,16 @@ def assign_dirs(
         items = [DirectoryAssignment(t, p, c.cluster.resolve_directory(broker, d)) for t, p, d in wanted]
         return c.replication.assign_replicas_to_dirs(broker, items, broker_epoch)
 
-    result, image = run_on_state(app_, operation)
+    result, image = app_.run(operation)
     reply = result.response
     lines = [
-        f"{r.topic}-{r.partition} -> {r.directory} ({directory_label(image, broker, r.directory)}): {r.error.name}"
+        f"{r.topic}-{r.partition} -> {r.directory} ({image.cluster.directory_label(broker, r.directory)}): {r.error.name}"
         for r in reply.results
     ]
     if auto and not reply.results:
         lines.append(f"Every replica of broker {broker} already has an online directory.")
     lines.extend(f"Left alone: {reason}" for reason in reply.skipped)
-    from kjbod.cluster_tool import impact_json, impact_lines
+    from kjbod.tools.cluster.requests import impact_json, impact_lines
 
     if reply.impact:
         lines.append(f"{len(reply.impact)} partition(s) changed:")

@@ -22,13 +22,12 @@ def register(root: typer.Typer) -> None:
 
 
 def _run(app_: AppContext, operation):  # noqa: ANN001, ANN202
-    from kjbod.cli.progress import run_on_state
 
-    return run_on_state(app_, operation)
+    return app_.run(operation)
 
 
 def _emit_change(app_: AppContext, headline: str, impact, data: dict) -> None:  # noqa: ANN001
-    from kjbod.cluster_tool import impact_json, impact_lines
+    from kjbod.tools.cluster.requests import impact_json, impact_lines
 
     lines = [headline]
     if impact:
@@ -70,8 +69,8 @@ def register_broker(
 
     Example: kjbod broker register --id 1 --rack r1 --dir /mnt/d1=ZNJ-ywU0nnQwRv5eRRU9ow --dir /mnt/d2=XcZZOzUqS4yHOjhMQB6JLQ
     """
-    from kjbod.broker_registration import registration_request
     from kjbod.errors import UsageError
+    from kjbod.tools.cluster.registration import registration_request
 
     app_ = app_context(ctx)
     if (config is None) == (broker_id is None):
@@ -107,10 +106,9 @@ def _heartbeat(app_: AppContext, broker_id: int, offline: list[str], want_shutdo
         headline = f"Broker {broker_id}: {reply.state.value}."
     else:
         headline = f"Broker {broker_id}: {reply.previous_state.value} -> {reply.state.value}."
-    from kjbod.cluster_tool import directory_label
 
     for directory in reply.newly_offline_dirs:
-        headline += f"\nDirectory {directory} ({directory_label(image, broker_id, directory)}) is offline."
+        headline += f"\nDirectory {directory} ({image.cluster.directory_label(broker_id, directory)}) is offline."
     if reply.is_fenced and reply.unassigned_replicas and not want_shutdown:
         headline += (
             f"\nBroker {broker_id} stays fenced: {reply.unassigned_replicas} replica(s) have no directory yet "
@@ -156,13 +154,12 @@ def fail_dir(ctx: typer.Context, broker_id: BrokerId, directory: DirOption) -> N
 
 def _cordon(ctx: typer.Context, broker_id: int, directory: str, cordoned: bool) -> None:
     app_ = app_context(ctx)
-    from kjbod.cluster_tool import directory_label
 
     result, image = _run(app_, lambda c: c.cluster.set_cordoned(broker_id, directory, cordoned))
     name = result.response.directory_id
     verb = "cordoned: it takes no new replicas" if cordoned else "uncordoned: it takes new replicas again"
     emit(app_, Lines(
-        [f"Directory {name} ({directory_label(image, broker_id, name)}) of broker {broker_id} is {verb}."],
+        [f"Directory {name} ({image.cluster.directory_label(broker_id, name)}) of broker {broker_id} is {verb}."],
         {"brokerId": broker_id, "directoryId": name, "cordoned": cordoned, "cordonedDirectories": sorted(result.response.cordoned_directories)},
     ))
 
@@ -227,11 +224,10 @@ def list_brokers(ctx: typer.Context) -> None:
 
     Example: kjbod broker list
     """
-    from kjbod.cli.progress import read_state
-    from kjbod.describe import broker_rows
+    from kjbod.tools.cluster.describe import broker_rows
 
     app_ = app_context(ctx)
-    rows = broker_rows(read_state(app_))
+    rows = broker_rows(app_.read_image())
     for row in rows:
         row["dirs"] = f"{row['onlineDirs']}/{row['configuredDirs']}"
     columns = [
@@ -248,11 +244,10 @@ def describe(ctx: typer.Context, broker_id: BrokerId) -> None:
 
     Example: kjbod broker describe --id 1
     """
-    from kjbod.cli.progress import read_state
-    from kjbod.describe import broker_details
+    from kjbod.tools.cluster.describe import broker_details
 
     app_ = app_context(ctx)
-    details = broker_details(read_state(app_), broker_id)
+    details = broker_details(app_.read_image(), broker_id)
     features = ", ".join(f"{n} {r['min']}-{r['max']}" for n, r in details["supportedFeatures"].items())
     footer = [f"Replicas without a directory of this broker: {e['replicas']} in {e['directory']}" for e in details["replicasWithoutADirectory"]]
     if details["offlineReplicas"]:

@@ -46,9 +46,8 @@ def _copy_json(image, c, done_in_ms=None) -> dict:
 
 
 def _copy_line(image, c, done_in_ms) -> str:
+    from kjbod.common.units import human_bytes, human_rate
     from kjbod.controller.clock_control import format_duration
-    from kjbod.common.units import human_bytes
-    from kjbod.copy_simulation import human_rate
 
     text = f"  {_copy_text(image, c)}: {human_bytes(c.copied)} of {human_bytes(c.total)}"
     if c.blocked:
@@ -63,11 +62,10 @@ def show(ctx: typer.Context) -> None:
 
     Example: kjbod clock show
     """
-    from kjbod.cli.progress import read_state
-    from kjbod.copy_simulation import outlook
+    from kjbod.controller.copy_model import outlook
 
     app_ = app_context(ctx)
-    image = read_state(app_)
+    image = app_.read_image()
     data = _clock_data(image.time_ms)
     lines = [f"Simulated time: {data['elapsed']} ({image.time_ms} ms)"]
     copies = outlook(image)
@@ -89,7 +87,6 @@ def advance(
 
     Example: kjbod clock advance 25m
     """
-    from kjbod.cli.progress import run_on_state
     from kjbod.controller.clock_control import format_duration, parse_duration_ms
     from kjbod.errors import UsageError
 
@@ -101,7 +98,7 @@ def advance(
     else:
         step = parse_duration_ms(duration or "")
         operation = lambda c: c.clock.advance(step)
-    result, image = run_on_state(app_, operation, doing="Running the copies forward")
+    result, image = app_.run(operation, doing="Running the copies forward")
     advance_ = result.response
     moved = advance_.now_ms - advance_.previous_ms
     done = []
@@ -166,12 +163,11 @@ def set_rate(
 
     Example: kjbod clock set-rate --broker 4 --replication 125000000
     """
-    from kjbod.cli.progress import run_on_state
-    from kjbod.copy_simulation import human_rate
+    from kjbod.common.units import human_rate
 
     app_ = app_context(ctx)
-    result, _ = run_on_state(
-        app_, lambda c: c.clock.set_rates(broker, replication_rate=replication, alter_log_dirs_rate=alter_log_dirs, reset=reset)
+    result, _ = app_.run(
+        lambda c: c.clock.set_rates(broker, replication_rate=replication, alter_log_dirs_rate=alter_log_dirs, reset=reset)
     )
     settings = result.response
     where = "the cluster default" if broker is None else f"broker {broker}"

@@ -35,11 +35,10 @@ def elect(
 
     Example: kjbod elect --election-type PREFERRED --all-topic-partitions
     """
-    from kjbod.cli.progress import run_on_state
-    from kjbod.cluster_tool import read_election_file
     from kjbod.controller.errors import Errors, java_exception_text
     from kjbod.controller.partition_change import Election
     from kjbod.errors import OperationFailed, UsageError
+    from kjbod.tools.cluster.requests import read_election_file
 
     app_ = app_context(ctx)
     if sum((topic is not None, all_topic_partitions, path_to_json_file is not None)) != 1:
@@ -50,7 +49,7 @@ def elect(
         raise UsageError("Option --partition is only allowed if --topic is used")
     partitions = [(topic, partition)] if topic is not None else read_election_file(path_to_json_file) if path_to_json_file else None
     election = Election[election_type.value]
-    result, _ = run_on_state(app_, lambda c: c.replication.elect_leaders(election, partitions))
+    result, _ = app_.run(lambda c: c.replication.elect_leaders(election, partitions))
     reply = result.response
     name = lambda r: f"{r.topic}-{r.partition}"  # noqa: E731
     succeeded = [name(r) for r in reply.results if r.error.is_success]

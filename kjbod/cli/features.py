@@ -69,12 +69,11 @@ def _update(
     unsafe: bool = False,
     dry_run: bool = False,
 ) -> None:
-    from kjbod import feature_tool
     from kjbod.errors import OperationFailed
+    from kjbod.tools import features as features_tool
 
     app_ = app_context(ctx)
-    outcome = feature_tool.update_features(
-        app_.state_dir,
+    request = features_tool.build_request(
         operation,
         metadata=metadata,
         features=features,
@@ -82,9 +81,9 @@ def _update(
         unsafe=unsafe,
         dry_run=dry_run,
         print_line=_stdout_line(app_),
-        lock_timeout=app_.lock_timeout,
-        notify=app_.notify,
     )
+    result, _ = app_.run(lambda controller: features_tool.update_features(controller, request), dry_run=request.dry_run)
+    outcome = result.response
     emit(app_, Lines(outcome.lines(), outcome.to_json()))
     if outcome.failures:
         raise OperationFailed(outcome.summary)
@@ -96,10 +95,10 @@ def describe(ctx: typer.Context) -> None:
 
     Example: kjbod features describe
     """
-    from kjbod import feature_tool
+    from kjbod.tools import features as features_tool
 
     app_ = app_context(ctx)
-    description = feature_tool.describe(app_.state_dir, lock_timeout=app_.lock_timeout, notify=app_.notify)
+    description = features_tool.describe(app_.read_image())
     emit(app_, Lines(description.lines(), description.to_json()))
 
 
@@ -168,9 +167,9 @@ def version_mapping(
 
     Example: kjbod features version-mapping --release-version 3.9
     """
-    from kjbod import feature_tool
+    from kjbod.tools import features as features_tool
 
-    mapping = feature_tool.version_mapping(release_version)
+    mapping = features_tool.version_mapping(release_version)
     emit(app_context(ctx), Lines(mapping.lines(), mapping.to_json()))
 
 
@@ -186,11 +185,11 @@ def feature_dependencies(
 
     Example: kjbod features feature-dependencies --feature kraft.version=1
     """
-    from kjbod import feature_tool
     from kjbod.errors import UserError
+    from kjbod.tools import features as features_tool
 
     app_ = app_context(ctx)
-    report = feature_tool.feature_dependencies(feature)
+    report = features_tool.feature_dependencies(feature)
     # Kafka prints the lookups before a failing one; a JSON document is all or nothing.
     if report.error is None or not app_.json:
         emit(app_, Lines(report.lines(), report.to_json()))

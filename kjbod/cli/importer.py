@@ -49,14 +49,14 @@ def cluster(
 
     Example: kjbod --state ./prod-state import cluster --brokers brokers.json --assignment current.json --log-dirs log-dirs.txt
     """
-    from kjbod.importer import ImportRequest, import_cluster
-    from kjbod.log_dirs_tool import ValidationFailed
+    from kjbod.common.problems import ValidationFailed
+    from kjbod.tools.importer.from_files import ImportRequest, import_cluster
 
     app_ = app_context(ctx)
     request = ImportRequest(brokers, assignment, list(log_dirs or []), metadata_version)
     try:
         with Progress(app_, "Importing") as progress:
-            summary = import_cluster(app_.state_dir, request, lock_timeout=app_.lock_timeout, notify=app_.notify, progress=progress)
+            summary = import_cluster(request, app_.state_directory(progress), progress=progress)
     except ValidationFailed as exc:
         report_problems(app_, exc.problems)
         raise

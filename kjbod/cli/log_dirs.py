@@ -94,16 +94,17 @@ def describe(
     if config is not None and not from_disk:
         raise UsageError("--config is only used with --from-disk")
     if config is not None:
-        from kjbod.log_dirs_tool import describe_from_disk
+        from kjbod.tools.log_dirs.disk import describe_from_disk
 
         scan = describe_from_disk(config, broker_list, topic_list)
         for line in scan.problems:
             app_.message(line)
         report = scan.report
     else:
-        from kjbod.log_dirs_tool import describe_from_state
+        from kjbod.tools.log_dirs.report import describe_from_image, parse_broker_list
 
-        report = describe_from_state(app_.state_dir, broker_list, topic_list, lock_timeout=app_.lock_timeout, notify=app_.notify)
+        parse_broker_list(broker_list)  # Kafka checks the list before it asks the cluster
+        report = describe_from_image(app_.read_image(), broker_list, topic_list)
     emit_log_dirs(app_, report)
 
 
@@ -122,11 +123,12 @@ def import_output(
 
     Example: kjbod log-dirs import broker-1.txt broker-2.txt
     """
-    from kjbod.log_dirs_tool import ValidationFailed, import_log_dirs
+    from kjbod.common.problems import ValidationFailed
+    from kjbod.tools.log_dirs.importer import import_log_dirs
 
     app_ = app_context(ctx)
     try:
-        result = import_log_dirs(app_.state_dir, files, lock_timeout=app_.lock_timeout, notify=app_.notify)
+        result = app_.run(lambda controller: import_log_dirs(controller, files))[0].response
     except ValidationFailed as exc:
         report_problems(app_, exc.problems)
         raise

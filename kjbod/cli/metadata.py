@@ -29,7 +29,6 @@ def dump(
 
     from kjbod.errors import UserError
     from kjbod.records.codec import record_type as lookup
-    from kjbod.state_tools import iter_records
 
     app_ = app_context(ctx)
     try:
@@ -38,7 +37,7 @@ def dump(
         raise UserError(str(exc)) from None
     rows = (
         {"offset": offset, "type": type(record).__name__, "version": record.version, "data": record.data()}
-        for offset, record in iter_records(app_.state_dir, from_offset=from_offset, lock_timeout=app_.lock_timeout)
+        for offset, record in app_.state_directory().records(from_offset=from_offset)
         if wanted is None or type(record) in wanted
     )
     if app_.json:
@@ -54,13 +53,8 @@ def snapshot(ctx: typer.Context) -> None:
 
     Example: kjbod metadata snapshot
     """
-    from kjbod.cli.progress import loading
-    from kjbod.state import ClusterState
-
     app_ = app_context(ctx)
-    with loading(app_) as progress, ClusterState.open(
-        app_.state_dir, write=True, lock_timeout=app_.lock_timeout, notify=app_.notify, progress=progress
-    ) as state:
+    with app_.open_state(write=True) as (state, progress):
         progress("Writing a snapshot")
         path = state.write_snapshot()
         end = state.image.next_offset
@@ -74,10 +68,9 @@ def verify(ctx: typer.Context) -> None:
     Exits 3 if anything is damaged. Example: kjbod metadata verify
     """
     from kjbod.errors import CorruptStateError
-    from kjbod.state_tools import verify_state
 
     app_ = app_context(ctx)
-    report = verify_state(app_.state_dir, lock_timeout=app_.lock_timeout)
+    report = app_.state_directory().verify()
     lines = [
         f"Segments: {report.segments}",
         f"Records: {report.records} (offsets 0 to {report.next_offset - 1})",

@@ -12,17 +12,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
-
-from kjbod.cli.context import AppContext
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kjbod.controller import Controller, ControllerResult
-    from kjbod.image import Image
-
-T = TypeVar("T")
+    from kjbod.cli.context import AppContext
 
 # Reading a small state takes milliseconds: a status line would only flicker. Loads that take
 # longer than this show one.
@@ -110,31 +104,3 @@ def loading(app_: AppContext) -> Progress:
     """The status line for opening the cluster state: shown only when loading is slow (a large
     snapshot or a long record log to replay)."""
     return Progress(app_, "Loading the cluster state", delay=LOADING_DELAY)
-
-
-def read_state(app_: AppContext) -> Image:
-    """The cluster state's image (kjbod.state.read_image), with a status line while a large
-    one loads."""
-    from kjbod.state import read_image
-
-    with loading(app_) as progress:
-        return read_image(app_.state_dir, lock_timeout=app_.lock_timeout, notify=app_.notify, progress=progress)
-
-
-def run_on_state(
-    app_: AppContext, operation: Callable[[Controller], ControllerResult[T]], *, doing: str | None = None, **options: Any
-) -> tuple[ControllerResult[T], Image]:
-    """kjbod.state.run_operation on the command's state, with a status line while a large state
-    loads, while the operation runs (`doing` names what it does) and while its records are written."""
-    from kjbod.state import run_operation
-
-    with loading(app_) as progress:
-
-        def traced(controller: Controller) -> ControllerResult[T]:
-            if doing is not None:
-                progress(doing)
-            return operation(controller)
-
-        return run_operation(
-            app_.state_dir, traced, lock_timeout=app_.lock_timeout, notify=app_.notify, progress=progress, **options
-        )

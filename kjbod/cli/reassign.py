@@ -72,12 +72,11 @@ def generate(
     Prints the current assignment and the proposal; nothing changes.
     Example: kjbod reassign generate --topics-to-move-json-file topics.json --broker-list 1,2,3 --seed 7
     """
-    from kjbod.cli.progress import read_state
-    from kjbod.reassign_tool import generate as generate_
+    from kjbod.tools.reassign.actions import generate as generate_
 
     app_ = app_context(ctx)
     topics_json = _read(topics_to_move_json_file)
-    image = read_state(app_)
+    image = app_.read_image()
     _finish(app_, generate_(image, topics_json, broker_list, disable_rack_aware=disable_rack_aware, seed=seed))
 
 
@@ -102,16 +101,16 @@ def execute(
 
     Example: kjbod reassign execute --reassignment-json-file plan.json --throttle 50000000
     """
-    from kjbod.cli.progress import run_on_state
-    from kjbod.reassign_tool import execute as execute_
-    from kjbod.reassign_tool import parse_long_option, parse_reassignment_json
+    from kjbod.common.java import parse_long_option
+    from kjbod.tools.reassign.actions import execute as execute_
+    from kjbod.tools.reassign.json_format import parse_reassignment_json
 
     app_ = app_context(ctx)
     inter_broker = parse_long_option(throttle, "throttle")
     log_dirs = parse_long_option(replica_alter_log_dirs_throttle, "replica-alter-log-dirs-throttle")
     parse_long_option(timeout, "timeout")
     plan = parse_reassignment_json(_read(reassignment_json_file))
-    result, _ = run_on_state(app_, lambda c: execute_(c, plan, throttle=inter_broker, log_dir_throttle=log_dirs, additional=additional))
+    result, _ = app_.run(lambda c: execute_(c, plan, throttle=inter_broker, log_dir_throttle=log_dirs, additional=additional))
     _finish(app_, result.response)
 
 
@@ -121,13 +120,12 @@ def verify(ctx: typer.Context, reassignment_json_file: ReassignmentFile, preserv
 
     Example: kjbod reassign verify --reassignment-json-file plan.json
     """
-    from kjbod.cli.progress import run_on_state
-    from kjbod.reassign_tool import parse_reassignment_json
-    from kjbod.reassign_tool import verify as verify_
+    from kjbod.tools.reassign.actions import verify as verify_
+    from kjbod.tools.reassign.json_format import parse_reassignment_json
 
     app_ = app_context(ctx)
     plan = parse_reassignment_json(_read(reassignment_json_file))
-    result, _ = run_on_state(app_, lambda c: verify_(c, plan, preserve_throttles=preserve_throttles))
+    result, _ = app_.run(lambda c: verify_(c, plan, preserve_throttles=preserve_throttles))
     _finish(app_, result.response)
 
 
@@ -144,14 +142,14 @@ def cancel(
 
     Example: kjbod reassign cancel --reassignment-json-file plan.json
     """
-    from kjbod.cli.progress import run_on_state
-    from kjbod.reassign_tool import cancel as cancel_
-    from kjbod.reassign_tool import parse_long_option, parse_reassignment_json
+    from kjbod.common.java import parse_long_option
+    from kjbod.tools.reassign.actions import cancel as cancel_
+    from kjbod.tools.reassign.json_format import parse_reassignment_json
 
     app_ = app_context(ctx)
     parse_long_option(timeout, "timeout")
     plan = parse_reassignment_json(_read(reassignment_json_file))
-    result, _ = run_on_state(app_, lambda c: cancel_(c, plan, preserve_throttles=preserve_throttles))
+    result, _ = app_.run(lambda c: cancel_(c, plan, preserve_throttles=preserve_throttles))
     _finish(app_, result.response)
 
 
@@ -161,8 +159,7 @@ def list_(ctx: typer.Context) -> None:
 
     Example: kjbod reassign list
     """
-    from kjbod.cli.progress import read_state
-    from kjbod.reassign_tool import list_reassignments
+    from kjbod.tools.reassign.actions import list_reassignments
 
     app_ = app_context(ctx)
-    _finish(app_, list_reassignments(read_state(app_)))
+    _finish(app_, list_reassignments(app_.read_image()))

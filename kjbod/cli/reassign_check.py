@@ -45,7 +45,7 @@ def _write_file(path: Path, text: str, what: str) -> None:
 
 def _write_default_policy(app_: AppContext, path: Path) -> None:
     from kjbod.errors import UserError
-    from kjbod.plan_check import default_policy_toml
+    from kjbod.tools.plan_check import default_policy_toml
 
     if path.exists():
         raise UserError(f"{path} already exists: remove it or choose another file for the default policy")
@@ -124,7 +124,8 @@ def check(
 
     import json
 
-    from kjbod.plan_check import (
+    from kjbod.common.java import parse_long_option
+    from kjbod.tools.plan_check import (
         Policy,
         check_plan,
         failure_message,
@@ -134,8 +135,6 @@ def check(
         report_json,
         summary_line,
     )
-    from kjbod.cli.progress import read_state
-    from kjbod.reassign_tool import parse_long_option
 
     rules = parse_policy(_read_text(policy, "policy"), str(policy)) if policy is not None else Policy()
     inter = parse_long_option(throttle, "throttle") if throttle is not None else None
@@ -143,7 +142,7 @@ def check(
         parse_long_option(replica_alter_log_dirs_throttle, "replica-alter-log-dirs-throttle") if replica_alter_log_dirs_throttle is not None else None
     )
     plan_text = _read_text(reassignment_json_file, "plan")
-    image = read_state(app_)
+    image = app_.read_image()
     result = check_plan(image, plan_text, rules, plan_file=str(reassignment_json_file), throttle=inter, log_dir_throttle=local)
     data = report_json(result)
     rendered = {

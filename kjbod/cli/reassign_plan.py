@@ -96,7 +96,8 @@ def plan(
     """
     from kjbod.common.units import parse_bytes
     from kjbod.errors import UserError
-    from kjbod.planner import Goal, PlanRequest, RackMode, plan_reassignment
+    from kjbod.planner import Goal, PlanRequest, RackMode
+    from kjbod.tools.reassign.plan import check_output_file, plan_reassignment
 
     app_ = app_context(ctx)
     goal_ = Goal(goal.value)
@@ -126,18 +127,12 @@ def plan(
         capacity_threshold=capacity_threshold,
         seed=seed,
     )
+    check_output_file(output_file, overwrite)  # before the work, not after it
+    image = app_.read_image()
     # A live status line on a terminal, nothing otherwise (stdout carries only the report).
     with Progress(app_, "Planning") as progress:
         run = plan_reassignment(
-            app_.state_dir,
-            request,
-            output_file,
-            overwrite=overwrite,
-            engine=engine.value if engine else None,
-            spark_master=spark_master,
-            lock_timeout=app_.lock_timeout,
-            notify=app_.notify,
-            progress=progress,
+            image, request, output_file, engine=engine.value if engine else None, spark_master=spark_master, progress=progress
         )
     data = dict(run.report.data, outputFile=str(output_file))
     emit(app_, Lines(report_lines(data), data))

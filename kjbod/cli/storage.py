@@ -75,7 +75,8 @@ def format_command(
 
     Example: kjbod format -c /etc/kafka/server.properties -t XcZZOzUqS4yHOjhMQB6JLQ --ignore-formatted
     """
-    from kjbod.storage.formatter import FormatFailed, FormatRequest, format_storage
+    from kjbod.storage.formatter import FormatFailed, FormatRequest
+    from kjbod.tools.format import format_storage
 
     app_ = app_context(ctx)
     request = FormatRequest(
@@ -89,9 +90,7 @@ def format_command(
         no_initial_controllers=no_initial_controllers,
     )
     try:
-        outcome = format_storage(
-            request, state_path=app_.state_dir, dry_run=dry_run, lock_timeout=app_.lock_timeout, notify=app_.notify
-        )
+        outcome = format_storage(request, app_.state_directory(), dry_run=dry_run)
     except FormatFailed as exc:
         _emit_format(app_, exc.outcome)
         raise

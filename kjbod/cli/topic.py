@@ -32,10 +32,9 @@ def create(
 
     Example: kjbod topic create orders --partitions 12 --replication-factor 3 --config retention.ms=604800000
     """
-    from kjbod.cluster_tool import parse_config, parse_replica_assignment
     from kjbod.controller.replication_control import CreateTopicRequest, has_collision_chars
-    from kjbod.cli.progress import run_on_state
     from kjbod.errors import UsageError
+    from kjbod.tools.cluster.requests import parse_config, parse_replica_assignment
 
     app_ = app_context(ctx)
     if replica_assignment is not None and (partitions is not None or replication_factor is not None):
@@ -56,7 +55,7 @@ def create(
             "WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') could collide. "
             "To avoid issues it is best to use either, but not both."
         )
-    result, _ = run_on_state(app_, lambda c: c.replication.create_topic(request))
+    result, _ = app_.run(lambda c: c.replication.create_topic(request))
     response = result.response
     lines.append(f"Created topic {name}.")
     emit(app_, Lines(lines, {"topic": name, "topicId": response.topic_id, "assignment": [list(r) for r in response.assignment]}))
@@ -71,11 +70,10 @@ def describe(
 
     Example: kjbod topic describe orders
     """
-    from kjbod.cli.progress import read_state
-    from kjbod.describe import describe_topics
+    from kjbod.tools.cluster.describe import describe_topics
 
     app_ = app_context(ctx)
-    lines, data = describe_topics(read_state(app_), name)
+    lines, data = describe_topics(app_.read_image(), name)
     emit(app_, Lines(lines, data))
 
 
@@ -85,10 +83,9 @@ def delete(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The top
 
     Example: kjbod topic delete orders
     """
-    from kjbod.cli.progress import run_on_state
 
     app_ = app_context(ctx)
-    result, _ = run_on_state(app_, lambda c: c.replication.delete_topic(name))
+    result, _ = app_.run(lambda c: c.replication.delete_topic(name))
     emit(app_, Lines([f"Deleted topic {name}."], {"topic": name, "topicId": result.response}))
 
 
@@ -103,9 +100,8 @@ def set_size(
 
     Example: kjbod topic set-size orders --bytes 53687091200
     """
-    from kjbod.cli.progress import run_on_state
 
     app_ = app_context(ctx)
-    result, _ = run_on_state(app_, lambda c: c.replication.set_partition_sizes(name, partition, size_bytes))
+    result, _ = app_.run(lambda c: c.replication.set_partition_sizes(name, partition, size_bytes))
     count = result.response
     emit(app_, Lines([f"Set the size of {count} partition(s) of {name} to {size_bytes} bytes."], {"topic": name, "partitions": count, "sizeBytes": size_bytes}))

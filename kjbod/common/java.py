@@ -2,15 +2,28 @@
 
 `java.util.Random` (the 48-bit LCG and `nextInt(bound)`), `Collections.shuffle`, `String.hashCode`
 and the iteration order of a `java.util.HashMap` (storage reference §0.2). Kafka's placer and
-its tests draw from these, so a seeded kjbod placement equals Kafka's for the same seed.
+its tests draw from these, so a seeded kjbod placement equals Kafka's for the same seed. Kafka's
+tools print collections, doubles and TopicPartitions as Java does, parse integers as
+`Integer.parseInt` and split as `String.split`; those behaviours live here too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, MutableSequence
+import math
+import re
+from collections.abc import Callable, Hashable, Iterable, MutableSequence, Sequence
+from decimal import Decimal
 from typing import TypeVar
 
+from kjbod.errors import UserError
+
 T = TypeVar("T")
+H = TypeVar("H", bound=Hashable)
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+_JAVA_INT = re.compile(r"[+-]?\d+")
+TopicPartition = tuple[str, int]
+Replica = tuple[str, int, int]  # (topic, partition, broker): Kafka's TopicPartitionReplica
 _MASK48 = (1 << 48) - 1
 _MULTIPLIER = 0x5DEECE66D
 
@@ -72,15 +85,126 @@ def string_hash(text: str) -> int:
     return _int32(h)
 
 
-def hashmap_order(keys: Iterable[T], hash_of: callable) -> list[T]:  # type: ignore[valid-type]
-    """The order a `java.util.HashMap` iterates keys inserted in this order (no removals)."""
+def hashmap_order(keys: Iterable[H], hash_of: Callable[[H], int], capacity: int = 16) -> list[H]:
+    """The order a `java.util.HashMap` (or HashSet) iterates keys inserted in this order, with no
+    removals (duplicates ignored). It starts with `capacity` buckets: 16 for `new HashMap<>()`,
+    `presized_capacity(n)` for a collection copied from another one."""
     inserted = list(dict.fromkeys(keys))
-    capacity = 16
     while len(inserted) > capacity * 0.75:
         capacity *= 2
 
-    def bucket(key: T) -> int:
+    def bucket(key: H) -> int:
         h = hash_of(key) & 0xFFFFFFFF
         return (h ^ (h >> 16)) & (capacity - 1)
 
     return sorted(inserted, key=bucket)  # a stable sort keeps insertion order within a bucket
+
+
+def presized_capacity(count: int) -> int:
+    """The table size of `new HashSet<>(collection)`: max(n / .75 + 1, 16), a power of two."""
+    wanted = max(int(count / 0.75) + 1, 16)
+    return 1 << (wanted - 1).bit_length()
+
+
+def int_hash(value: int) -> int:
+    """`Integer.hashCode`."""
+    return value
+
+
+def java_duplicates(items: Sequence[H], hash_of: Callable[[H], int]) -> list[H]:
+    """ToolsUtils.duplicates: each repeated element once, in HashSet order."""
+    seen: set[H] = set()
+    repeated: list[H] = []
+    for item in items:
+        if item in seen:
+            repeated.append(item)
+        seen.add(item)
+    return hashmap_order(repeated, hash_of)
+
+
+def java_string_key(text: str) -> bytes:
+    """`String.compareTo` order (UTF-16 code units)."""
+    return text.encode("utf-16-be", "surrogatepass")
+
+
+# Kafka's TopicPartition ---------------------------------------------------------------------------
+
+
+def tp_key(tp: TopicPartition) -> tuple[bytes, int]:
+    """TopicPartition order as Kafka's tools sort it: topic (String.compareTo), then partition."""
+    return java_string_key(tp[0]), tp[1]
+
+
+def tp_text(tp: TopicPartition) -> str:
+    """TopicPartition.toString: `topic-partition`."""
+    return f"{tp[0]}-{tp[1]}"
+
+
+def tp_hash(tp: TopicPartition) -> int:
+    """TopicPartition.hashCode: 31 * (31 + partition) + topic.hashCode()."""
+    return _int32(31 * (31 + tp[1]) + string_hash(tp[0]))
+
+
+# Printing and parsing as Java does ----------------------------------------------------------------
+
+
+def kafka_error(message: str) -> UserError:
+    """A failure Kafka's tools report as `Error: <message>` (followed by a stack trace kjbod leaves out)."""
+    return UserError(f"Error: {message}")
+
+
+def java_list(items: Iterable[object]) -> str:
+    """`List.toString` / `Set.toString`: `[1, 2]`."""
+    return "[" + ", ".join(str(i) for i in items) + "]"
+
+
+def csv(items: Iterable[object]) -> str:
+    return ",".join(str(i) for i in items)
+
+
+def java_double(value: float) -> str:
+    """`Double.toString`: plain between 1e-3 and 1e7, else `d.dddE<exp>`."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    if 1e-3 <= abs(value) < 1e7:
+        text = repr(value)
+        return text if "." in text or "e" in text else text + ".0"
+    sign, digits, exponent = Decimal(repr(value)).as_tuple()
+    text = "".join(map(str, digits)).rstrip("0") or "0"
+    mantissa = text[0] + "." + (text[1:] or "0")
+    return f"{'-' if sign else ''}{mantissa}E{exponent + len(digits) - 1}"  # type: ignore[operator]
+
+
+class NumberFormatError(ValueError):
+    """Java's NumberFormatException; its text is Java's message (`For input string: "x"`)."""
+
+
+def parse_java_int(text: str, *, bits: int = 32) -> int:
+    """`Integer.parseInt` / `Short.parseShort` / `Long.parseLong`: no trimming, an optional sign,
+    decimal digits (Java's Character.digit accepts any Unicode digit, as Python's int does),
+    range-checked. Raises NumberFormatError with Java's message."""
+    if _JAVA_INT.fullmatch(text) is None or not -(1 << (bits - 1)) <= int(text) < 1 << (bits - 1):
+        raise NumberFormatError(f'For input string: "{text}"')
+    return int(text)
+
+
+def java_split(text: str, separator: str = ",") -> list[str]:
+    """`String.split`: trailing empty strings are dropped (but "" alone stays [""])."""
+    if separator not in text:
+        return [text]
+    pieces = text.split(separator)
+    while pieces and pieces[-1] == "":
+        pieces.pop()
+    return pieces
+
+
+def parse_long_option(text: str, option: str) -> int:
+    """A joptsimple `Long` option such as --throttle."""
+    try:
+        return parse_java_int(text.strip(), bits=64)
+    except NumberFormatError:
+        raise UserError(f"Cannot parse argument '{text}' of option {option}") from None

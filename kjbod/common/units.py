@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 from kjbod.errors import UserError
 
@@ -24,6 +25,11 @@ def human_bytes(count: float) -> str:
         if value < 1024:
             return f"{value:.1f} {unit}"
     return f"{value / 1024:.1f} PiB"
+
+
+def human_rate(bytes_per_second: float | Fraction) -> str:
+    """A copy or throttle rate: `50.0 MiB/s`."""
+    return f"{human_bytes(float(bytes_per_second))}/s"
 
 
 def parse_bytes(text: str, option: str) -> int:

@@ -1,6 +1,6 @@
 """The simulated clock of the cluster state (kjbod's own; Kafka runs on wall-clock time).
 
-Advancing it runs the copy model (kjbod.copy_simulation): replicas being added fill up at the
+Advancing it runs the copy model (kjbod.controller.copy_model): replicas being added fill up at the
 effective rates, join the ISR when caught up (completing reassignments), and future replicas
 are promoted; the whole advance is one commit ending with a KjbodClockRecord.
 """
@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kjbod.controller.result import ControllerResult
-from kjbod.copy_simulation import (
+from kjbod.controller.copy_model import (
     ALTER_LOG_DIRS_RATE,
     HORIZON_MS,
     REPLICATION_RATE,
@@ -20,6 +19,7 @@ from kjbod.copy_simulation import (
     Simulation,
     simulate,
 )
+from kjbod.controller.result import ControllerResult
 from kjbod.errors import UserError
 from kjbod.image import Image
 from kjbod.records import CONFIG_RESOURCE_BROKER, ConfigRecord
@@ -53,7 +53,7 @@ def format_duration(ms: int) -> str:
 class ClockAdvance:
     previous_ms: int
     now_ms: int
-    # What the copies did meanwhile (see kjbod.copy_simulation).
+    # What the copies did meanwhile (see kjbod.controller.copy_model).
     completed: tuple[CopyCompletion, ...] = ()
     in_progress: tuple[Copy, ...] = ()
     blocked: tuple[Copy, ...] = ()

@@ -130,6 +130,11 @@ class ClusterImage:
                 return log_dir.path
         return None
 
+    def directory_label(self, broker_id: int, directory_id: str) -> str:
+        """How a directory is shown: its reserved name (UNASSIGNED, LOST...), else its path where
+        kjbod knows one, else its id."""
+        return DirectoryId.describe(directory_id) or self.path_of(broker_id, directory_id) or directory_id
+
     def write(self, mv: MetadataVersion) -> Iterator[Record]:
         for broker_id in sorted(self.brokers):
             yield self.brokers[broker_id].to_record(mv)

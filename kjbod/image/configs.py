@@ -6,7 +6,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from kjbod.records import ConfigRecord, Record
+from kjbod.common.kafka_configs import MIN_INSYNC_REPLICAS
+from kjbod.records import CONFIG_RESOURCE_BROKER, CONFIG_RESOURCE_TOPIC, ConfigRecord, Record
 
 ConfigResource = tuple[int, str]  # (resource type id, resource name)
 
@@ -25,6 +26,24 @@ class ConfigsImage:
 
 
 EMPTY_CONFIGS = ConfigsImage(MappingProxyType({}))
+
+
+def _positive_int(value: str | None) -> int | None:
+    try:
+        number = int(value.strip()) if value is not None else None
+    except ValueError:
+        return None
+    return number if number is not None and number > 0 else None
+
+
+def min_insync_default(configs: ConfigsImage) -> int:
+    """The cluster default of min.insync.replicas (broker resource ""), else Kafka's default of 1."""
+    return _positive_int(configs.get(CONFIG_RESOURCE_BROKER, "").get(MIN_INSYNC_REPLICAS)) or 1
+
+
+def min_insync(configs: ConfigsImage, topic: str, default: int) -> int:
+    """The topic's min.insync.replicas, else `default`."""
+    return _positive_int(configs.get(CONFIG_RESOURCE_TOPIC, topic).get(MIN_INSYNC_REPLICAS)) or default
 
 
 class ConfigsDelta:

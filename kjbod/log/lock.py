@@ -16,6 +16,8 @@ from types import TracebackType
 from kjbod.errors import StateLockedError
 
 LOCK_FILE = ".lock"
+# How long a command waits for another process's lock before giving up (exit 3).
+DEFAULT_LOCK_TIMEOUT = 30.0
 _POLL_SECONDS = 0.02
 
 

@@ -1,21 +1,17 @@
 """The placement planner: one kernel (pure functions over tables), run in-process or on Spark.
 
-`plan_reassignment` is what `kjbod reassign plan` calls: read the cluster state, plan, write
-Kafka's reassignment JSON, return the report. PySpark is imported only when the Spark engine runs.
+`run_planner` plans against an image and returns the report (with the reassignment); writing it
+to a file is the command's (kjbod.tools.reassign.plan). PySpark is imported only when the Spark
+engine runs.
 """
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import orjson
-
 from kjbod.common.callbacks import Progress, ignore
-from kjbod.common.durable import atomic_write
-from kjbod.errors import UserError
 from kjbod.image import Image
 from kjbod.planner.core import Goal, PlanRequest, RackMode, plan
 from kjbod.planner.report import PlanReport, report
@@ -24,8 +20,7 @@ from kjbod.planner.tables import build_tables
 # Below this many replicas the local engine is faster than starting Spark.
 SPARK_THRESHOLD_REPLICAS = 300_000
 
-__all__ = ["Goal", "PlanRequest", "RackMode", "PlanReport", "PlannerRun", "run_planner", "plan_reassignment", "SPARK_THRESHOLD_REPLICAS"]
-
+__all__ = ["Goal", "PlanRequest", "RackMode", "PlanReport", "PlannerRun", "run_planner", "SPARK_THRESHOLD_REPLICAS"]
 
 
 @dataclass
@@ -68,44 +63,3 @@ def run_planner(
     progress("Writing the report")
     label = f"spark ({spark_master or 'local[*]'})" if chosen == "spark" else "local"
     return PlannerRun(report(result, time.perf_counter() - started, label), chosen)
-
-
-def check_output_file(path: Path, overwrite: bool) -> None:
-    """Fail before planning, not after, when the plan could not be written."""
-    if path.exists() and not overwrite:
-        raise UserError(f"{path} already exists; choose another --output-file or pass --overwrite to replace it")
-    if path.is_dir():
-        raise UserError(f"--output-file {path} is a directory; give a file name")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise UserError(f"The directory of --output-file {path} does not exist; create it first")
-    if not os.access(parent, os.W_OK):
-        raise UserError(f"Cannot write --output-file {path}: its directory is not writable")
-
-
-def plan_reassignment(
-    state_dir: Path,
-    request: PlanRequest,
-    output_file: Path,
-    *,
-    overwrite: bool = False,
-    engine: str | None = None,
-    spark_master: str | None = None,
-    lock_timeout: float = 30.0,
-    notify: Progress = ignore,
-    progress: Progress = ignore,
-) -> PlannerRun:
-    """Plan against the cluster state in `state_dir` and write the reassignment JSON to
-    `output_file` (atomically: the file is complete or absent). Nothing in the state changes."""
-    from kjbod.state import read_image
-
-    check_output_file(output_file, overwrite)
-    progress("Reading the cluster state")
-    image = read_image(state_dir, lock_timeout=lock_timeout, notify=notify)
-    run = run_planner(image, request, engine=engine, spark_master=spark_master, progress=progress)
-    try:
-        atomic_write(output_file, orjson.dumps(run.report.reassignment) + b"\n", temp_suffix=".kjbod-tmp")
-    except OSError as exc:
-        raise UserError(f"Cannot write --output-file {output_file}: {exc.strerror or exc}") from None
-    run.output_file = output_file
-    return run

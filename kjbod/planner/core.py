@@ -31,7 +31,7 @@ import pandas as pd
 from kjbod.common.callbacks import ignore
 from kjbod.errors import UserError
 from kjbod.planner.engine import Engine
-from kjbod.planner.kernels import directory_kernel, shed_kernel
+from kjbod.planner.kernels import DIRECTORY, SHED
 from kjbod.planner.tables import NO_RACK, UNPLACED, ClusterTables
 
 # A broker's bytes are balanced within this fraction of its target.
@@ -610,7 +610,7 @@ def _phase_brokers(
         )
         kind = "bytes" if by_bytes else "replica counts"
         progress(f"Brokers, round {round_ + 1}: {kind}, {source_rows.size} candidate replicas on {np.unique(frame['group']).size} brokers")
-        shed = engine.map_groups(shed_kernel, frame, {"quota_count": quota_count, "quota_bytes": quota_bytes, "by_bytes": by_bytes})
+        shed = engine.map_groups(SHED, frame, {"quota_count": quota_count, "quota_bytes": quota_bytes, "by_bytes": by_bytes})
         moved = _match(t, request, setup, placement, shed, targets, by_bytes, urgent, forced, result, budget, allowance)
         unmoved = placement.broker == t.rep_broker
         forced &= unmoved  # what moved is no longer forced
@@ -923,7 +923,7 @@ def _phase_directories(
         "band": request.disk_band,
         "rebalance": rebalance,
     }
-    changes = engine.map_groups(directory_kernel, frame, params)
+    changes = engine.map_groups(DIRECTORY, frame, params)
     new_dir = np.where(arrived, UNPLACED, t.rep_dir).astype(np.int32)
     if not changes.empty:
         _apply_directory_events(t, changes, arrived, new_dir, budget)

@@ -1,9 +1,10 @@
 """Where the planner's kernels run: in this process, or on Spark.
 
-A kernel is a pure function `(DataFrame of whole groups, params) -> DataFrame`. The local
-engine calls it once on the whole table. The Spark engine splits the table into files that each
-hold whole groups (brokers), runs the kernel on each with `mapInArrow`, and reads the results
-back; the driver keeps the small global state between steps. Both give the same rows.
+A kernel is a pure function `(DataFrame of whole groups, params) -> DataFrame`, with the columns
+of its result declared beside it (kjbod.planner.kernels.Kernel). The local engine calls it once
+on the whole table. The Spark engine splits the table into files that each hold whole groups
+(brokers), runs the kernel on each with `mapInArrow`, and reads the results back; the driver
+keeps the small global state between steps. Both give the same rows.
 """
 
 from __future__ import annotations
@@ -17,12 +18,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import pandas as pd
 
+from kjbod.planner.kernels import Kernel
+
 if TYPE_CHECKING:  # pyspark is imported only when the Spark engine runs
     import pyarrow as pa
     from pyspark.sql import SparkSession
-
-Kernel = Callable[[pd.DataFrame, dict[str, Any]], pd.DataFrame]
-
 
 class Engine(Protocol):
     name: str
@@ -40,7 +40,7 @@ class LocalEngine:
     name = "local"
 
     def map_groups(self, kernel: Kernel, frame: pd.DataFrame, params: dict[str, Any]) -> pd.DataFrame:
-        return canonical(kernel(frame, params))
+        return canonical(kernel.function(frame, params))
 
     def close(self) -> None:
         pass
@@ -62,7 +62,7 @@ def _run_on_batches(kernel: Kernel, params: dict[str, Any]) -> Callable[[Iterato
         table = pa.Table.from_batches(collected)
         if table.num_rows == 0:
             return
-        result = kernel(table.to_pandas(), params)
+        result = kernel.function(table.to_pandas(), params)
         if not result.empty:
             yield from pa.Table.from_pandas(result, preserve_index=False).to_batches()
 
@@ -95,9 +95,7 @@ class SparkEngine:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from kjbod.planner.kernels import DIRECTORY_COLUMNS, SHED_COLUMNS
-
-        columns = SHED_COLUMNS if kernel.__name__ == "shed_kernel" else DIRECTORY_COLUMNS
+        columns = kernel.columns
         schema = ", ".join(f"{name} {_spark_type(kind)}" for name, kind in columns.items())
         if frame.empty:
             return pd.DataFrame({name: pd.Series(dtype=kind) for name, kind in columns.items()})

@@ -15,6 +15,8 @@ DataFrame. The local engine calls them on the whole table; the Spark engine runs
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -306,3 +308,20 @@ def directory_kernel(frame: pd.DataFrame, params: dict[str, Any]) -> pd.DataFram
     if not results:
         return pd.DataFrame({name: pd.Series(dtype=kind) for name, kind in DIRECTORY_COLUMNS.items()})
     return pd.concat(results, ignore_index=True).astype(DIRECTORY_COLUMNS)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A kernel and the columns (name -> dtype) of the rows it returns: Spark needs the schema
+    before it runs the function, and an empty result still has it."""
+
+    function: Callable[[pd.DataFrame, dict[str, Any]], pd.DataFrame]
+    columns: dict[str, str]
+
+    @property
+    def name(self) -> str:
+        return self.function.__name__
+
+
+SHED = Kernel(shed_kernel, SHED_COLUMNS)
+DIRECTORY = Kernel(directory_kernel, DIRECTORY_COLUMNS)

@@ -13,7 +13,7 @@ from functools import cached_property
 import numpy as np
 
 from kjbod.image import Image
-from kjbod.plan_check.facts import min_insync, min_insync_default
+from kjbod.image.configs import min_insync, min_insync_default
 
 NO_RACK = -1
 UNPLACED = -1  # a replica's directory is not a known, real directory (UNASSIGNED, LOST, ...)
@@ -100,7 +100,7 @@ def build_tables(image: Image) -> ClusterTables:
     replica_dirs: list[str] = []
     in_sync: list[bool] = []
     min_isr: list[int] = []
-    default_min_isr = min_insync_default(image)
+    default_min_isr = min_insync_default(image.configs)
     for t, name in enumerate(topics):
         topic = image.topics.by_name[name]
         sizes = topic.sizes
@@ -110,7 +110,7 @@ def build_tables(image: Image) -> ClusterTables:
         part_id.extend(pids)
         part_size.extend([sizes.get(pid, 0) for pid in pids])
         part_leader_id.extend([p.leader for p in registrations])
-        min_isr.extend([min_insync(image, name, default_min_isr)] * len(pids))
+        min_isr.extend([min_insync(image.configs, name, default_min_isr)] * len(pids))
         futures = {(pid, broker): log.directory_id for (pid, broker, future), log in topic.replica_logs.items() if future and log.directory_id}
         for pid, p in zip(pids, registrations):
             replicas, directories = p.replicas, p.directories

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from kjbod.common.java import parse_java_int
 from kjbod.errors import UserError
 from kjbod.storage.properties import read_properties
 
@@ -22,7 +23,6 @@ DEFAULT_LISTENERS = "PLAINTEXT://:9092"
 
 # CoreUtils.listenerListToEndPoints: NAME://host:port, host optionally in [brackets].
 _ENDPOINT = re.compile(r"^(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)$")
-_JAVA_INT = re.compile(r"[+-]?\d+")
 
 
 def java_trim(text: str) -> str:
@@ -33,20 +33,6 @@ def java_trim(text: str) -> str:
     while end > start and text[end - 1] <= " ":
         end -= 1
     return text[start:end]
-
-
-def parse_java_int(text: str, *, bits: int = 32) -> int:
-    """`Integer.parseInt` / `Short.parseShort`: no trimming, optional sign, range-checked.
-
-    Raises ValueError on anything Java rejects.
-    """
-    if not _JAVA_INT.fullmatch(text):
-        raise ValueError(text)
-    value = int(text)
-    limit = 1 << (bits - 1)
-    if not -limit <= value < limit:
-        raise ValueError(text)
-    return value
 
 
 def parse_csv_list(text: str) -> list[str]:

@@ -4,7 +4,7 @@
 checks the flags in StorageTool's order and the directories in the Formatter's order (with
 Kafka's messages), chooses the metadata.version and feature levels, and decides for each
 directory whether it is formatted and with which directory id. `write_plan` then writes the new
-directories, and `format_storage` adds the controller's cluster-state bootstrap. A dry run is the
+directories; kjbod.tools.format adds the controller's cluster-state bootstrap. A dry run is the
 plan alone.
 
 Deliberate differences from Kafka, each for the operator's benefit:
@@ -31,6 +31,7 @@ from datetime import datetime
 from enum import Enum
 from pathlib import Path
 
+from kjbod.common.java import parse_java_int
 from kjbod.common.kafka_uuid import DirectoryId
 from kjbod.common.versions import (
     FEATURES,
@@ -43,10 +44,10 @@ from kjbod.common.versions import (
     metadata_version_for_level,
     parse_metadata_version,
 )
-from kjbod.errors import KjbodError, UsageError, UserError
+from kjbod.errors import UsageError, UserError
 from kjbod.records import FeatureLevelRecord
 from kjbod.storage.bootstrap_checkpoint import write_bootstrap_checkpoint
-from kjbod.storage.config import NodeConfig, java_trim, load_node_config, parse_java_int
+from kjbod.storage.config import NodeConfig, java_trim, load_node_config
 from kjbod.storage.ensemble import (
     DirectoryState,
     Ensemble,
@@ -506,53 +507,3 @@ def write_plan(plan: FormatPlan, outcome: FormatOutcome, date: datetime | None =
             result.status, result.error = DirectoryStatus.FAILED, detail
             raise FormatFailed(f"Error while writing meta.properties file {result.plan.path}: {detail}", outcome) from None
         result.status = DirectoryStatus.FORMATTED
-
-
-def bootstrap_cluster_state(
-    plan: FormatPlan, state_path: Path, *, lock_timeout: float, notify: Notify
-) -> StateBootstrap:
-    """A controller initialises the cluster state with its bootstrap records, once."""
-    from kjbod.state import ClusterState
-
-    with ClusterState.open(state_path, write=True, create=True, lock_timeout=lock_timeout, notify=notify) as state:
-        if not state.image.is_empty:
-            return StateBootstrap(state_path, StateStatus.ALREADY_INITIALISED)
-        state.commit(plan.records)
-    return StateBootstrap(state_path, StateStatus.INITIALISED)
-
-
-def format_storage(
-    request: FormatRequest,
-    *,
-    state_path: Path,
-    dry_run: bool = False,
-    lock_timeout: float = 30.0,
-    notify: Notify = lambda _: None,
-    rng: random.Random | None = None,
-    date: datetime | None = None,
-) -> FormatOutcome:
-    """`kjbod format`: plan, write the new directories, bootstrap a controller's cluster state.
-
-    Raises FormatFailed (with what was done so far) if writing fails part-way.
-    """
-    plan = plan_format(request, rng=rng)
-    outcome = FormatOutcome(plan, dry_run)
-    initial = {
-        DirectoryAction.FORMAT: DirectoryStatus.WOULD_FORMAT if dry_run else DirectoryStatus.NOT_ATTEMPTED,
-        DirectoryAction.ALREADY_FORMATTED: DirectoryStatus.ALREADY_FORMATTED,
-        DirectoryAction.UNREADABLE: DirectoryStatus.UNREADABLE,
-    }
-    outcome.directories = [DirectoryResult(d, initial[d.action]) for d in plan.directories]
-    if dry_run:
-        if plan.config.is_controller:
-            outcome.state = StateBootstrap(state_path, StateStatus.WOULD_INITIALISE)
-        return outcome
-    write_plan(plan, outcome, date)
-    if plan.config.is_controller:
-        try:
-            outcome.state = bootstrap_cluster_state(plan, state_path, lock_timeout=lock_timeout, notify=notify)
-        except KjbodError as exc:
-            failure = FormatFailed(exc.message, outcome)
-            failure.exit_code = exc.exit_code
-            raise failure from None
-    return outcome

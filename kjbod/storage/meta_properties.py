@@ -17,9 +17,10 @@ from datetime import datetime
 from pathlib import Path
 
 from kjbod.common.durable import atomic_write
+from kjbod.common.java import parse_java_int
 from kjbod.common.kafka_uuid import Uuid
 from kjbod.errors import UserError
-from kjbod.storage.config import java_trim, parse_java_int
+from kjbod.storage.config import java_trim
 from kjbod.storage.properties import format_properties, read_properties
 
 META_PROPERTIES = "meta.properties"

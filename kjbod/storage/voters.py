@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kjbod.common.java import parse_java_int
 from kjbod.common.kafka_uuid import Uuid
 from kjbod.errors import UserError
-from kjbod.storage.config import java_trim, parse_java_int
+from kjbod.storage.config import java_trim
 
 
 class VoterParseError(UserError):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import kjbod
-from kjbod.state import ClusterState
+from kjbod.state.cluster_state import ClusterState
 
 from ..conftest import Cli
 
@@ -73,7 +73,7 @@ def test_the_state_can_come_from_the_environment(state_dir: Path, monkeypatch: p
 
 HOLD_LOCK = """
 import sys, time
-from kjbod.state import ClusterState
+from kjbod.state.cluster_state import ClusterState
 with ClusterState.open(sys.argv[1], write=True):
     print("locked", flush=True)
     time.sleep(30)

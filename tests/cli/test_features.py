@@ -9,7 +9,7 @@ import pytest
 
 from kjbod.common.kafka_uuid import DirectoryId
 from kjbod.records import BrokerFeature, FeatureLevelRecord, RegisterBrokerRecord
-from kjbod.state import ClusterState, read_image
+from kjbod.state.cluster_state import ClusterState, read_image
 
 from ..conftest import Cli
 
@@ -279,3 +279,8 @@ def test_every_command_has_help_with_an_example(cli: Cli) -> None:
     for command in ("describe", "upgrade", "downgrade", "disable", "version-mapping", "feature-dependencies"):
         result = cli("features", command, "--help", state=None)
         assert result.exit_code == 0 and "Example: kjbod features " + command in result.stdout
+
+
+def test_the_request_is_checked_before_the_state_is_opened(cli: Cli, tmp_path: Path) -> None:
+    result = cli("features", "upgrade", state=tmp_path / "no-such-state")
+    assert (result.exit_code, result.stderr) == (1, "You must specify at least one feature to upgrade\n")

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from kjbod.importer import directory_id_for
+from kjbod.tools.importer.from_files import directory_id_for
 
 from ..conftest import Cli
-from ..test_importer import load_synthetic, sorted_log_dirs
+from ..tools.importer.test_from_files import load_synthetic, sorted_log_dirs
 
 ERROR = "org.apache.kafka.common.errors.KafkaStorageException"
 BROKERS = {"brokers": [

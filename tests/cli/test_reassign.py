@@ -16,7 +16,7 @@ from kjbod.records import (
     CONFIG_RESOURCE_TOPIC,
     FeatureLevelRecord,
 )
-from kjbod.state import ClusterState, read_image
+from kjbod.state.cluster_state import ClusterState, read_image
 
 from ..conftest import Cli, CliResult
 

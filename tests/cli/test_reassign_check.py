@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from kjbod.cli.app import app
 from kjbod.records import CONFIG_RESOURCE_BROKER, CONFIG_RESOURCE_TOPIC, ConfigRecord
-from kjbod.state import ClusterState
+from kjbod.state.cluster_state import ClusterState
 
 from ..conftest import Cli, CliResult
 

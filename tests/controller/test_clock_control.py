@@ -14,14 +14,14 @@ from kjbod.controller.clock_control import (
     format_duration,
     parse_duration_ms,
 )
-from kjbod.controller.reassignment_control import ReassignmentTarget, ReplicaDirMove
-from kjbod.controller.replication_control import HeartbeatRequest
-from kjbod.copy_simulation import (
+from kjbod.controller.copy_model import (
     DEFAULT_ALTER_LOG_DIRS_RATE,
     DEFAULT_REPLICATION_RATE,
     copies,
     outlook,
 )
+from kjbod.controller.reassignment_control import ReassignmentTarget, ReplicaDirMove
+from kjbod.controller.replication_control import HeartbeatRequest
 from kjbod.errors import UserError
 from kjbod.image import replay_all
 from kjbod.records import (

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from kjbod.controller import Controller, ControllerApiError
 from kjbod.image import replay_all
-from kjbod.image.topics import FrozenDict, LayeredMap, MapChanges, TopicsImage
+from kjbod.image.maps import FrozenDict, LayeredMap, MapChanges
+from kjbod.image.topics import TopicsImage
 from kjbod.records import RemoveTopicRecord, TopicRecord
 
 from ..controller.support import bootstrap, with_brokers, with_topic

@@ -11,7 +11,7 @@ import pytest
 from kjbod.errors import CorruptStateError, UserError
 from kjbod.log.framing import HEADER_SIZE
 from kjbod.records import KjbodClockRecord
-from kjbod.state import ClusterState, read_image
+from kjbod.state.cluster_state import ClusterState, read_image
 
 
 def ticks(start: int, count: int) -> list[KjbodClockRecord]:

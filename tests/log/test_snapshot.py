@@ -6,7 +6,7 @@ from pathlib import Path
 
 from kjbod.log.framing import read_batch
 from kjbod.records import KjbodClockRecord
-from kjbod.state import ClusterState, read_image
+from kjbod.state.cluster_state import ClusterState, read_image
 
 
 def build(path: Path) -> list[Path]:

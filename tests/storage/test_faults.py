@@ -16,15 +16,17 @@ import pytest
 from pyfakefs.fake_filesystem import FakeFilesystem
 from pyfakefs.fake_filesystem_unittest import Patcher
 
+from kjbod.state import StateDirectory
 from kjbod.storage.bootstrap_checkpoint import BOOTSTRAP_CHECKPOINT
 from kjbod.storage.ensemble import EnsureIdsFailed, ensure_directory_ids
-from kjbod.storage.formatter import FormatFailed, FormatRequest, format_storage
+from kjbod.storage.formatter import FormatFailed, FormatRequest
 from kjbod.storage.meta_properties import (
     MetaProperties,
     read_meta_properties,
     write_meta_properties,
 )
 from kjbod.storage.properties import PropertiesError
+from kjbod.tools.format import format_storage
 
 from .conftest import CLUSTER_ID, DATE, properties_text
 
@@ -45,7 +47,7 @@ def write_config(fs: FakeFilesystem, log_dirs: str) -> None:
 
 def format_dirs(**flags: object):  # type: ignore[no-untyped-def]
     request = FormatRequest(config_path=CONFIG, cluster_id=CLUSTER_ID, **flags)  # type: ignore[arg-type]
-    return format_storage(request, state_path=Path("/state"), rng=random.Random(1), date=DATE)
+    return format_storage(request, StateDirectory(Path("/state")), rng=random.Random(1), date=DATE)
 
 
 def listing(directory: Path) -> list[str]:

@@ -10,20 +10,18 @@ import pytest
 
 from kjbod.common.kafka_uuid import DirectoryId, Uuid
 from kjbod.errors import UsageError, UserError
-from kjbod.image import EMPTY_IMAGE, replay_all
 from kjbod.records import FeatureLevelRecord
-from kjbod.state import read_image
+from kjbod.state import StateDirectory
 from kjbod.storage.formatter import (
     DirectoryAction,
     DirectoryKind,
     DirectoryStatus,
     FormatFailed,
     FormatRequest,
-    StateStatus,
-    format_storage,
     plan_format,
 )
 from kjbod.storage.meta_properties import MetaProperties, read_meta_properties
+from kjbod.tools.format import format_storage
 
 from .conftest import BROKER, CLUSTER_ID, CONTROLLER, DATE, WriteConfig, format_by_hand
 
@@ -55,9 +53,6 @@ class ScriptedRandom(random.Random):
 def uuid_bytes(text: str) -> bytes:
     uuid = Uuid.from_string(text)
     return (uuid.msb & (2**64 - 1)).to_bytes(8, "big") + (uuid.lsb & (2**64 - 1)).to_bytes(8, "big")
-
-
-# StorageTool's checks, in order ---------------------------------------------------------------
 
 
 def test_a_legacy_config_is_refused(write_config: WriteConfig) -> None:
@@ -194,9 +189,6 @@ def test_config_values_kjbod_reads_are_checked(write_config: WriteConfig) -> Non
     assert refusal(missing) == f"Cannot read {missing}: No such file or directory"
 
 
-# --feature and the feature levels --------------------------------------------------------------
-
-
 @pytest.mark.parametrize(
     ("features", "flags", "message"),
     [
@@ -260,9 +252,6 @@ def test_feature_levels_and_bootstrap_records(write_config: WriteConfig) -> None
     dynamic = plan_format(request(write_config(CONTROLLER, name="c.properties"), standalone=True))
     assert dynamic.feature_levels["kraft.version"] == 1
     assert [r.name for r in dynamic.records] == ["metadata.version", "group.version", "transaction.version"]
-
-
-# Directories -----------------------------------------------------------------------------------
 
 
 def test_directories_come_from_log_dirs_and_the_metadata_log_dir(write_config: WriteConfig, tmp_path: Path) -> None:
@@ -381,58 +370,8 @@ def test_unreadable_directories_are_skipped_unless_nothing_is_left(write_config:
     assert plan_format(request(corrupt)).directories[0].error == f"Error loading {tmp_path}/bad/meta.properties: Failed to find node.id"
 
 
-# Writing ---------------------------------------------------------------------------------------
-
-
 def run(config: Path, state: Path, *, dry_run: bool = False, seed: int = 1, **flags: object):  # type: ignore[no-untyped-def]
-    return format_storage(request(config, **flags), state_path=state, dry_run=dry_run, rng=random.Random(seed), date=DATE)
-
-
-def test_a_broker_is_formatted_and_never_touches_the_state(write_config: WriteConfig, tmp_path: Path) -> None:
-    config = write_config({**BROKER, "log.dirs": "{tmp}/deep/er/d1,{tmp}/d2"})
-    outcome = run(config, tmp_path / "state")
-    assert [(r.plan.path, r.status) for r in outcome.directories] == [
-        (f"{tmp_path}/d2", DirectoryStatus.FORMATTED),
-        (f"{tmp_path}/deep/er/d1", DirectoryStatus.FORMATTED),
-    ]
-    assert outcome.state is None and not (tmp_path / "state").exists()
-    for result in outcome.directories:
-        directory = Path(result.plan.path)
-        assert sorted(p.name for p in directory.iterdir()) == ["bootstrap.checkpoint", "meta.properties"]
-        assert (directory / "meta.properties").read_bytes() == (
-            b"#\n#Fri Oct 25 03:33:01 UTC 2024\n"
-            + f"cluster.id={CLUSTER_ID}\ndirectory.id={result.plan.directory_id}\nnode.id=1\nversion=1\n".encode()
-        )
-
-
-def test_a_controller_bootstraps_the_cluster_state_once(write_config: WriteConfig, tmp_path: Path) -> None:
-    config = write_config({**CONTROLLER, "controller.quorum.voters": "3000@localhost:9093"})
-    state = tmp_path / "state"
-    outcome = run(config, state)
-    assert outcome.state is not None and outcome.state.status is StateStatus.INITIALISED
-    image = read_image(state)
-    expected = replay_all(
-        EMPTY_IMAGE,
-        [
-            FeatureLevelRecord(name="metadata.version", feature_level=30),
-            FeatureLevelRecord(name="group.version", feature_level=1),
-            FeatureLevelRecord(name="transaction.version", feature_level=2),
-        ]
-    )
-    assert image.features == expected.features
-    assert image.offset == 2
-    again = run(config, state, ignore_formatted=True, release_version="3.9")
-    assert again.plan.all_formatted and again.state is not None
-    assert again.state.status is StateStatus.ALREADY_INITIALISED
-    assert read_image(state).offset == 2
-
-
-def test_a_dry_run_writes_nothing(write_config: WriteConfig, tmp_path: Path) -> None:
-    config = write_config({**CONTROLLER, "controller.quorum.voters": "3000@localhost:9093", "log.dirs": "{tmp}/a/meta"})
-    outcome = run(config, tmp_path / "state", dry_run=True)
-    assert [r.status for r in outcome.directories] == [DirectoryStatus.WOULD_FORMAT]
-    assert outcome.state is not None and outcome.state.status is StateStatus.WOULD_INITIALISE
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["server.properties"]
+    return format_storage(request(config, **flags), StateDirectory(state), dry_run=dry_run, rng=random.Random(seed), date=DATE)
 
 
 def test_formatted_directories_are_never_modified(write_config: WriteConfig, tmp_path: Path) -> None:
@@ -484,16 +423,6 @@ def test_a_failure_part_way_keeps_earlier_directories_and_leaves_the_failed_one_
     ]
 
 
-def test_a_state_that_cannot_be_created_is_reported_after_the_directories(write_config: WriteConfig, tmp_path: Path) -> None:
-    config = write_config({**CONTROLLER, "controller.quorum.voters": "3000@localhost:9093"})
-    (tmp_path / "state").mkdir()
-    (tmp_path / "state" / "something").write_text("not a cluster state")
-    with pytest.raises(FormatFailed) as caught:
-        run(config, tmp_path / "state")
-    assert caught.value.message == f"Cannot create a cluster state in {tmp_path / 'state'}: the directory is not empty"
-    assert caught.value.outcome.directories[0].status is DirectoryStatus.FORMATTED
-
-
 def test_the_ibp_setting_counts_as_a_release_version(write_config: WriteConfig) -> None:
     with_ibp = write_config({**BROKER, "inter.broker.protocol.version": "3.8"})
     assert refusal(with_ibp, features=["metadata.version=20"]) == (
@@ -501,20 +430,3 @@ def test_the_ibp_setting_counts_as_a_release_version(write_config: WriteConfig) 
     )
     bad_ibp = write_config({**BROKER, "inter.broker.protocol.version": "2.8"}, name="old.properties")
     assert refusal(bad_ibp) == "Version 2.8 is not a valid version"
-
-
-def test_a_locked_state_keeps_its_exit_code(
-    write_config: WriteConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from kjbod.errors import StateLockedError
-    from kjbod.storage import formatter
-
-    def locked(*args: object, **kwargs: object) -> None:
-        raise StateLockedError("the cluster state is locked")
-
-    monkeypatch.setattr(formatter, "bootstrap_cluster_state", locked)
-    config = write_config({**CONTROLLER, "controller.quorum.voters": "3000@localhost:9093"})
-    with pytest.raises(FormatFailed) as caught:
-        run(config, tmp_path / "state")
-    assert (caught.value.exit_code, caught.value.message) == (3, "the cluster state is locked")
-    assert caught.value.outcome.directories[0].status is DirectoryStatus.FORMATTED

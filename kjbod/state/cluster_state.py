@@ -1,0 +1,273 @@
+"""The cluster state directory and its write path.
+
+A state directory holds a marker file, the record log's segments, snapshots and a lock file.
+Opening it takes the lock (exclusive for writers, shared for readers), loads the newest valid
+snapshot and replays the log after it. A write is: validate the records in a delta of the
+current image, append them as one commit (framed, checksummed, fsynced), then publish the new
+image. Nothing is appended if any record fails to replay.
+"""
+
+from __future__ import annotations
+
+import bisect
+import gc
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import TypeVar
+
+from kjbod.common.callbacks import Progress, gc_paused, ignore
+from kjbod.controller import Controller, ControllerResult
+from kjbod.errors import CorruptStateError, ReplayError, UserError
+from kjbod.image import EMPTY_IMAGE, Delta, Image
+from kjbod.log.framing import Batch
+from kjbod.log.lock import DEFAULT_LOCK_TIMEOUT, StateLock
+from kjbod.log.record_log import RecordLog
+from kjbod.log.snapshot import list_snapshots, read_snapshot, write_snapshot
+from kjbod.records import Record
+from kjbod.records.codec import RecordDecodeError, RecordRun, batch_entries, decode_entries, encode_entries, entry_count
+from kjbod.state.marker import check_state_directory
+
+RECORDS_PER_BATCH = 5000
+
+T = TypeVar("T")
+Notify = Callable[[str], None]
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True)
+class Commit:
+    first_offset: int
+    last_offset: int
+
+    @property
+    def record_count(self) -> int:
+        return self.last_offset - self.first_offset + 1
+
+
+class ClusterState:
+    """An open cluster state: its current image and, when opened for writing, the write path."""
+
+    def __init__(
+        self, path: Path, *, write: bool, create: bool, lock_timeout: float, notify: Notify, progress: Progress = ignore
+    ) -> None:
+        self.path = path
+        self.writable = write
+        self._notify = notify
+        self._progress = progress
+        check_state_directory(path, create and write)
+        self._lock = StateLock(path, exclusive=write, timeout=lock_timeout)
+        self._lock.acquire()
+        try:
+            if write:
+                # A snapshot interrupted by a crash leaves its temporary file; under the
+                # writer lock nobody else can be writing one.
+                for stale in path.glob("*.snapshot.tmp"):
+                    stale.unlink()
+            self.log = RecordLog(path)
+            with gc_paused():
+                self.image = self._load()
+            # The image lives as long as the command: keep the cyclic collector from rescanning
+            # its millions of objects every time the operation allocates.
+            gc.freeze()
+        except BaseException:
+            self._lock.release()
+            raise
+
+    @classmethod
+    def open(
+        cls,
+        path: Path | str,
+        *,
+        write: bool = False,
+        create: bool = False,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        notify: Notify = ignore,
+        progress: Progress = ignore,
+    ) -> ClusterState:
+        return cls(Path(path), write=write, create=create, lock_timeout=lock_timeout, notify=notify, progress=progress)
+
+    def close(self) -> None:
+        self._lock.release()
+
+    def __enter__(self) -> ClusterState:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    # Loading -----------------------------------------------------------------------------
+
+    def _load(self) -> Image:
+        image = self._load_newest_snapshot()
+        delta = Delta(image)
+        replayed = False
+        position = _LogPosition(self.log.segments)
+        for batch in self.log.batches(from_offset=image.next_offset):
+            if self._progress is not ignore:
+                self._progress(position.describe(batch))
+            if batch.base_offset < image.next_offset:
+                # Snapshots end at commit boundaries, so a batch is wholly before or after one.
+                continue
+            try:
+                entries = decode_entries(batch.payload)
+            except RecordDecodeError as exc:
+                raise CorruptStateError(
+                    f"the record log in {self.path} holds an unreadable batch at offset {batch.base_offset}: {exc}"
+                ) from None
+            offset = batch.base_offset
+            for entry in entries:
+                try:
+                    next_offset = delta.replay_entry(entry, offset)
+                except (ReplayError, RecordDecodeError) as exc:
+                    name = entry.record_type.__name__ if isinstance(entry, RecordRun) else type(entry).__name__
+                    raise CorruptStateError(
+                        f"the record at offset {offset} ({name}) in {self.path} cannot be applied: {exc}"
+                    ) from None
+                offset = next_offset
+                replayed = True
+            if offset != batch.next_offset:
+                raise CorruptStateError(
+                    f"the batch at offset {batch.base_offset} in {self.path} holds {offset - batch.base_offset} "
+                    f"records but claims {batch.record_count}"
+                )
+        assert self.log.next_offset is not None
+        if self.log.next_offset < image.next_offset:
+            raise CorruptStateError(
+                f"a snapshot in {self.path} covers offsets up to {image.offset}, "
+                f"but the record log ends at offset {self.log.next_offset - 1}"
+            )
+        tail = self.log.torn_tail
+        if tail is not None:
+            if self.writable:
+                self.log.truncate_torn_tail()
+                self._notify(f"Recovered the cluster state: removed {tail.describe()}.")
+            else:
+                self._notify(f"Ignoring {tail.describe()}; the next write will remove it.")
+        if replayed:
+            self._progress("Building the image")
+            return delta.apply()
+        return image
+
+    def _load_newest_snapshot(self) -> Image:
+        for end_offset, path in list_snapshots(self.path):
+            delta = Delta(EMPTY_IMAGE)
+            try:
+                self._progress(f"Reading the snapshot {path.name}")
+                loaded = 0
+                for entries in read_snapshot(path, end_offset):
+                    for entry in entries:
+                        delta.replay_entry(entry, end_offset - 1)
+                    if self._progress is not ignore:  # counting costs a pass over the batch
+                        loaded += sum(entry_count(entry) for entry in entries)
+                        self._progress(f"Loading the snapshot: {loaded:,} records")
+            except (CorruptStateError, ReplayError, RecordDecodeError) as exc:
+                self._notify(f"Skipping {path.name}: {exc}; using an older snapshot or the log.")
+                continue
+            except FileNotFoundError:
+                continue  # removed between listing and opening
+            self._progress("Building the image from the snapshot")
+            image = delta.apply()
+            # The snapshot's offset is its end, whatever its last record replayed as.
+            return Image(end_offset - 1, image.features, image.cluster, image.topics, image.configs, image.time_ms)
+        return EMPTY_IMAGE
+
+    # Writing -----------------------------------------------------------------------------
+
+    def validate(self, entries: Sequence[Record | RecordRun]) -> Image:
+        """The image these records would produce; raises if any would not replay (a kjbod bug)."""
+        delta = Delta(self.image)
+        offset = self.image.next_offset
+        for entry in entries:
+            try:
+                if isinstance(entry, Record):
+                    entry.check_version()
+                offset = delta.replay_entry(entry, offset)
+            except (ReplayError, ValueError) as exc:
+                raise RuntimeError(
+                    f"kjbod produced a record that does not apply at offset {offset} ({exc}); nothing was written"
+                ) from exc
+        return delta.apply()
+
+    def commit(self, entries: Sequence[Record | RecordRun]) -> Commit | None:
+        """Append records (and runs) as one commit and publish the new image; None if empty."""
+        if not self.writable:
+            raise RuntimeError("the cluster state was opened read-only")
+        if not entries or not sum(entry_count(e) for e in entries):
+            return None
+        with gc_paused():
+            new_image = self.validate(entries)
+        payloads = [encode_entries(batch) for batch in batch_entries(entries, RECORDS_PER_BATCH)]
+        if self._progress is not ignore:
+            self._progress(f"Writing {sum(entry_count(e) for e in entries):,} records to {self.path}")
+        try:
+            first, last = self.log.append(payloads, _now_ms())
+        except OSError as exc:
+            raise UserError(f"Cannot write to the cluster state {self.path}: {exc.strerror or exc}") from None
+        self.image = new_image
+        return Commit(first, last)
+
+    def write_snapshot(self) -> Path:
+        """Write a snapshot of the current image (records that rebuild it)."""
+        return write_snapshot(self.path, self.image.next_offset, self.image.write(), _now_ms())
+
+
+def run_operation(
+    path: Path | str,
+    operation: Callable[[Controller], ControllerResult[T]],
+    *,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    dry_run: bool = False,
+    create: bool = False,
+    notify: Notify = ignore,
+    progress: Progress = ignore,
+) -> tuple[ControllerResult[T], Image]:
+    """Open the state, run one controller operation, and commit its records (unless a dry run).
+
+    Returns the result and the image after it (what the image would be, for a dry run).
+    `progress` hears what loading and writing are doing (see ClusterState.open).
+    """
+    with ClusterState.open(
+        path, write=not dry_run, create=create, lock_timeout=lock_timeout, notify=notify, progress=progress
+    ) as state:
+        result = operation(Controller(state.image))
+        if dry_run:
+            return result, state.validate(result.records)
+        state.commit(result.records)
+        return result, state.image
+
+
+def read_image(
+    path: Path | str, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT, notify: Notify = ignore, progress: Progress = ignore
+) -> Image:
+    with ClusterState.open(path, lock_timeout=lock_timeout, notify=notify, progress=progress) as state:
+        return state.image
+
+
+class _LogPosition:
+    """How far into the record log's bytes a batch ends, for the replay's progress line."""
+
+    def __init__(self, segments: Sequence[tuple[int, Path]]) -> None:
+        self.bases = [base for base, _ in segments]
+        self.starts = [0]
+        for _, segment in segments:
+            self.starts.append(self.starts[-1] + _file_size(segment))
+
+    def describe(self, batch: Batch) -> str:
+        index = max(bisect.bisect_right(self.bases, batch.base_offset) - 1, 0)
+        total = self.starts[-1]
+        share = f" ({min(100, 100 * (self.starts[index] + batch.position + batch.size) // total)}%)" if total else ""
+        return f"Replaying the record log: offset {batch.base_offset:,}{share}"
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # reading the log reports a missing segment itself
+

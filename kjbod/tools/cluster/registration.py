@@ -1,0 +1,126 @@
+"""Turning what an operator gives `broker register` into a registration request: explicit
+`--id/--dir` values, or a broker's own server.properties and each directory's meta.properties."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kjbod.common.kafka_uuid import Uuid, canonical
+from kjbod.common.versions import default_supported_ranges
+from kjbod.controller.cluster_control import BrokerRegistrationRequest
+from kjbod.errors import UserError
+from kjbod.records import KjbodLogDir
+from kjbod.tools.cluster.requests import parse_directory_spec, parse_feature_range
+
+
+def _features(specs: Sequence[str]) -> dict[str, tuple[int, int]]:
+    if not specs:
+        return default_supported_ranges()
+    ranges: dict[str, tuple[int, int]] = {}
+    for spec in specs:
+        name, levels = parse_feature_range(spec)
+        ranges[name] = levels
+    return ranges
+
+
+def _incarnation(text: str | None) -> str:
+    if text is None:
+        return str(Uuid.random())
+    try:
+        return canonical(text)
+    except ValueError as exc:
+        raise UserError(f"Invalid --incarnation-id '{text}': {exc}") from None
+
+
+@dataclass(frozen=True)
+class BrokerDirectories:
+    node_id: int
+    rack: str | None
+    directories: tuple[tuple[str, str], ...]  # (path, directory id) of every readable log dir
+    notes: tuple[str, ...]
+
+
+def read_broker_directories(config: Path) -> BrokerDirectories:
+    """What a broker registers at start-up: node.id, broker.rack and, for each log directory,
+    the directory id in its meta.properties. An unreadable directory is offline (its id cannot
+    be known) and is left out, with a note; an unformatted one or one without a directory.id
+    stops the broker, as in Kafka."""
+    from kjbod.storage.config import load_node_config
+    from kjbod.storage.ensemble import DirectoryState, load_directory
+    from kjbod.storage.properties import read_properties
+
+    node = load_node_config(config)
+    rack = read_properties(config).get("broker.rack") or None
+    found: list[tuple[str, str]] = []
+    notes: list[str] = []
+    for path in node.log_dirs:
+        loaded = load_directory(path)
+        if loaded.state is DirectoryState.ERROR:
+            notes.append(f"Log directory {path} is unreadable, so broker {node.node_id} registers without it: {loaded.error}")
+            continue
+        if loaded.state is DirectoryState.EMPTY or loaded.meta is None:
+            raise UserError(f"Log directory {path} is not formatted: run kjbod format --config {config} first")
+        if loaded.meta.node_id != node.node_id:
+            raise UserError(
+                f"Log directory {path} belongs to node {loaded.meta.node_id}, but {config} says node.id={node.node_id}"
+            )
+        if loaded.meta.directory_id is None:
+            raise UserError(f"Log directory {path} has no directory.id: run kjbod meta ensure-ids --config {config} first")
+        found.append((path, loaded.meta.directory_id))
+    return BrokerDirectories(node.node_id, rack, tuple(found), tuple(notes))
+
+
+def registration_request(
+    *,
+    config: Path | None,
+    broker_id: int | None,
+    dirs: Sequence[str],
+    rack: str | None,
+    incarnation_id: str | None,
+    supported_features: Sequence[str],
+    capacities: Sequence[str] = (),
+) -> tuple[BrokerRegistrationRequest, list[str]]:
+    """The request, and notes for the operator (directories that could not be read).
+    `capacities` are PATH=BYTES: the size of a log directory's disk (the planner's capacity)."""
+    notes: list[str] = []
+    if config is not None:
+        found = read_broker_directories(config)
+        broker_id = found.node_id
+        rack = rack if rack is not None else found.rack
+        specs = list(found.directories)
+        offline: frozenset[str] = frozenset()
+        notes.extend(found.notes)
+    else:
+        assert broker_id is not None
+        specs = [parse_directory_spec(spec) for spec in dirs]
+        offline = frozenset()
+    sizes = _capacities(capacities, [p for p, _ in specs])
+    log_dirs = tuple(KjbodLogDir(directory_id=d, path=p, capacity_bytes=sizes.get(p)) for p, d in specs)
+    request = BrokerRegistrationRequest(
+        broker_id=broker_id,
+        incarnation_id=_incarnation(incarnation_id),
+        log_dirs=log_dirs,
+        offline_directory_ids=offline,
+        rack=rack,
+        supported_features=_features(supported_features),
+    )
+    return request, notes
+
+
+def _capacities(specs: Sequence[str], paths: Sequence[str]) -> dict[str, int]:
+    """PATH=BYTES (bytes may carry a unit: 4TB, 3.6TiB) for log directories the broker has."""
+    from kjbod.common.units import parse_bytes
+
+    sizes: dict[str, int] = {}
+    for spec in specs:
+        path, sep, size = spec.rpartition("=")
+        if not sep or not path:
+            raise UserError(f'Invalid --capacity "{spec}": give PATH=BYTES, e.g. /data/01/kafka-logs=4TB')
+        if path not in paths:
+            raise UserError(f"--capacity {spec}: {path} is not one of the broker's log directories ({', '.join(paths)})")
+        sizes[path] = parse_bytes(size, "--capacity")
+        if sizes[path] <= 0:
+            raise UserError(f'Invalid --capacity "{spec}": a disk size must be above 0')
+    return sizes

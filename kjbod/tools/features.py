@@ -1,0 +1,400 @@
+"""The kafka-features tool side (FeatureCommand): flags become a request, results become Kafka's lines.
+
+Reference: kafka-storage-and-features.md §5. The controller side (validation, records) is
+kjbod.controller.feature_control. Kafka's client-side checks (FeatureCommand, FeatureUpdate,
+KafkaAdminClient) run here, before the cluster state is opened, in Kafka's order; their
+messages are Kafka's. Nothing here prints except through the `print_line` callback, which
+carries the one line Kafka prints before it validates anything (the --metadata deprecation).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kjbod.common.versions import (
+    FEATURES,
+    FEATURES_BY_NAME,
+    LATEST_PRODUCTION,
+    METADATA_VERSION,
+    MINIMUM_METADATA_VERSION,
+    MetadataVersion,
+    metadata_version_for_level,
+    metadata_versions_between,
+    parse_metadata_version,
+)
+from kjbod.controller import Controller, ControllerResult
+from kjbod.controller.errors import ApiError
+from kjbod.controller.feature_control import FeatureControl, FeatureUpdate, UpdateFeaturesResponse, UpgradeType
+from kjbod.errors import UserError
+from kjbod.image import Image
+
+UPGRADE = "upgrade"
+DOWNGRADE = "downgrade"
+DISABLE = "disable"
+DEPRECATION_NOTICE = " `metadata` flag is deprecated and may be removed in a future release."
+
+_SHORT = re.compile(r"[+-]?\d+")
+# Java's String.trim removes every character up to and including the space.
+_JAVA_WHITESPACE = "".join(chr(code) for code in range(0x21))
+
+
+def _parse_short(text: str) -> int | None:
+    """`Short.parseShort`: an optional sign and decimal digits, within -32768..32767."""
+    if not _SHORT.fullmatch(text):
+        return None
+    value = int(text)
+    return value if -(2**15) <= value < 2**15 else None
+
+
+def parse_name_and_level(text: str) -> tuple[str, int]:
+    """`FeatureCommand.parseNameAndLevel`: `name=level`, split at the first `=`, both sides trimmed."""
+    name, equals, level_text = text.partition("=")
+    if not equals:
+        raise UserError(f"Can't parse feature=level string {text}: equals sign not found.")
+    level_text = level_text.strip(_JAVA_WHITESPACE)
+    level = _parse_short(level_text)
+    if level is None:
+        raise UserError(f"Can't parse feature=level string {text}: unable to parse {level_text} as a short.")
+    return name.strip(_JAVA_WHITESPACE), level
+
+
+def _feature_update(level: int, upgrade_type: UpgradeType) -> FeatureUpdate:
+    """The admin client's `FeatureUpdate` constructor checks."""
+    if level == 0 and upgrade_type is UpgradeType.UPGRADE:
+        raise UserError(
+            "The upgradeType flag should be set to SAFE_DOWNGRADE or UNSAFE_DOWNGRADE when the provided "
+            f"maxVersionLevel:{level} is < 1."
+        )
+    if level < 0:
+        raise UserError("Cannot specify a negative version level.")
+    return FeatureUpdate(level, upgrade_type)
+
+
+def _supported_metadata_versions() -> str:
+    return ", ".join(mv.name for mv in metadata_versions_between(MINIMUM_METADATA_VERSION, LATEST_PRODUCTION))
+
+
+def _metadata_version(text: str) -> MetadataVersion:
+    try:
+        return parse_metadata_version(text)
+    except ValueError:
+        raise UserError(
+            f"Unknown metadata.version {text}. Supported metadata.version are {_supported_metadata_versions()}"
+        ) from None
+
+
+@dataclass(frozen=True)
+class FeatureRequest:
+    """One UpdateFeatures request: the updates in command-line order, and whether to only validate."""
+
+    operation: str
+    updates: Mapping[str, FeatureUpdate]
+    dry_run: bool
+
+
+def _upgrade_type(operation: str, unsafe: bool) -> UpgradeType:
+    if operation == UPGRADE:
+        return UpgradeType.UPGRADE
+    return UpgradeType.UNSAFE_DOWNGRADE if unsafe else UpgradeType.SAFE_DOWNGRADE
+
+
+def _put(updates: dict[str, FeatureUpdate], name: str, update: FeatureUpdate) -> None:
+    if name in updates:
+        raise UserError(f"Feature {name} was specified more than once.")
+    updates[name] = update
+
+
+def build_request(
+    operation: str,
+    *,
+    metadata: str | None = None,
+    features: Sequence[str] | None = None,
+    release_version: str | None = None,
+    unsafe: bool = False,
+    dry_run: bool = False,
+    print_line: Callable[[str], None] = lambda _: None,
+) -> FeatureRequest:
+    """FeatureCommand's handleUpgradeOrDowngrade / handleDisable and the admin client's checks.
+
+    `features` are `name=level` strings for upgrade and downgrade, bare names for disable.
+    Raises UserError with Kafka's message for anything Kafka refuses before sending.
+    """
+    upgrade_type = _upgrade_type(operation, unsafe)
+    updates: dict[str, FeatureUpdate] = {}
+    if operation == DISABLE:
+        for name in features or ():
+            _put(updates, name, FeatureUpdate(0, upgrade_type))
+    elif release_version is not None:
+        if metadata is not None or features:
+            raise UserError("Can not specify `release-version` with other feature flags.")
+        mv = _metadata_version(release_version)
+        updates[METADATA_VERSION] = FeatureUpdate(mv.level, upgrade_type)
+        for item in FEATURES:
+            level = item.default_level(mv)
+            # An upgrade does not send features whose default is 0; a downgrade does.
+            if upgrade_type is not UpgradeType.UPGRADE or level > 0:
+                updates[item.name] = FeatureUpdate(level, upgrade_type)
+    else:
+        if metadata is not None:
+            print_line(DEPRECATION_NOTICE)
+            updates[METADATA_VERSION] = _feature_update(_metadata_version(metadata).level, upgrade_type)
+        for text in features or ():
+            name, level = parse_name_and_level(text)
+            _put(updates, name, _feature_update(level, upgrade_type))
+    if not updates:
+        raise UserError(f"You must specify at least one feature to {operation}")
+    if any(not name.strip(_JAVA_WHITESPACE) for name in updates):
+        raise UserError("Provided feature can not be empty.")
+    return FeatureRequest(operation, updates, dry_run)
+
+
+@dataclass(frozen=True)
+class FeatureUpdateResult:
+    name: str
+    level: int
+    error: ApiError
+
+
+@dataclass(frozen=True)
+class UpdateOutcome:
+    """Per-feature results, sorted by feature name as kafka-features prints them."""
+
+    request: FeatureRequest
+    results: tuple[FeatureUpdateResult, ...]
+
+    @classmethod
+    def of(cls, request: FeatureRequest, response: UpdateFeaturesResponse) -> UpdateOutcome:
+        results = tuple(
+            FeatureUpdateResult(name, request.updates[name].level, response.result(name)) for name in sorted(request.updates)
+        )
+        return cls(request, results)
+
+    @property
+    def failures(self) -> int:
+        return sum(1 for result in self.results if not result.error.is_success)
+
+    @property
+    def summary(self) -> str:
+        return f"{self.failures} out of {len(self.results)} operation(s) failed."
+
+    def line(self, result: FeatureUpdateResult) -> str:
+        operation, dry_run = self.request.operation, self.request.dry_run
+        if result.error.is_success:
+            done = "disabled." if operation == DISABLE else f"{operation}d to {result.level}."
+            return f"{result.name}{' can be ' if dry_run else ' was '}{done}"
+        action = f"disable {result.name}" if operation == DISABLE else f"{operation} {result.name} to {result.level}"
+        return f"{'Can not' if dry_run else 'Could not'} {action}. {result.error.message}"
+
+    def lines(self) -> list[str]:
+        return [self.line(result) for result in self.results]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "operation": self.request.operation,
+            "dryRun": self.request.dry_run,
+            "results": [
+                {
+                    "feature": result.name,
+                    "level": result.level,
+                    "succeeded": result.error.is_success,
+                    "error": None if result.error.is_success else result.error.error.name,
+                    "message": result.error.message,
+                }
+                for result in self.results
+            ],
+            "failed": self.failures,
+            "total": len(self.results),
+        }
+
+
+def update_features(controller: Controller, request: FeatureRequest) -> ControllerResult[UpdateOutcome]:
+    """kafka-features upgrade / downgrade / disable against the cluster state (a dry run
+    validates only and produces no records)."""
+    result = controller.features.update_features(request.updates, validate_only=request.dry_run)
+    return ControllerResult(result.records, UpdateOutcome.of(request, result.response), result.atomic)
+
+
+# describe ------------------------------------------------------------------------------------
+
+
+def level_text(name: str, level: int) -> str:
+    """FeatureCommand.levelToString: metadata.version levels as version strings."""
+    if name != METADATA_VERSION:
+        return str(level)
+    try:
+        return metadata_version_for_level(level).name
+    except ValueError:
+        return f"UNKNOWN {level}"
+
+
+@dataclass(frozen=True)
+class FeatureDescription:
+    name: str
+    supported_min: int
+    supported_max: int
+    finalized_level: int
+
+
+@dataclass(frozen=True)
+class FeaturesDescription:
+    features: tuple[FeatureDescription, ...]
+    epoch: int | None
+
+    def lines(self) -> list[str]:
+        epoch = "-" if self.epoch is None else str(self.epoch)
+        return [
+            f"Feature: {item.name}\tSupportedMinVersion: {level_text(item.name, item.supported_min)}"
+            f"\tSupportedMaxVersion: {level_text(item.name, item.supported_max)}"
+            f"\tFinalizedVersionLevel: {level_text(item.name, item.finalized_level)}\tEpoch: {epoch}"
+            for item in self.features
+        ]
+
+    def to_json(self) -> dict[str, Any]:
+        finalized_mv = next((item.finalized_level for item in self.features if item.name == METADATA_VERSION), 0)
+        return {
+            "epoch": self.epoch,
+            "metadataVersion": level_text(METADATA_VERSION, finalized_mv) if finalized_mv else None,
+            "features": [
+                {
+                    "name": item.name,
+                    "supportedMinVersion": item.supported_min,
+                    "supportedMaxVersion": item.supported_max,
+                    "finalizedVersionLevel": item.finalized_level,
+                }
+                for item in self.features
+            ],
+        }
+
+
+def describe_features(control: FeatureControl) -> FeaturesDescription:
+    """One entry per feature the controller supports, sorted by name (FeatureCommand.handleDescribe)."""
+    finalized = control.finalized_features()
+    supported = control.supported_features
+    features = tuple(
+        FeatureDescription(name, supported[name][0], supported[name][1], finalized.levels.get(name, 0))
+        for name in sorted(supported)
+    )
+    return FeaturesDescription(features, finalized.epoch)
+
+
+def describe(image: Image) -> FeaturesDescription:
+    """kafka-features describe against the cluster state."""
+    return describe_features(FeatureControl(image))
+
+
+# version-mapping and feature-dependencies -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VersionMapping:
+    release_version: str
+    metadata_version: MetadataVersion
+    levels: tuple[tuple[str, int], ...]
+
+    def lines(self) -> list[str]:
+        return [
+            f"{METADATA_VERSION}={self.metadata_version.level} ({self.release_version})",
+            *(f"{name}={level}" for name, level in self.levels),
+        ]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "releaseVersion": self.release_version,
+            "metadataVersion": self.metadata_version.name,
+            "features": {METADATA_VERSION: self.metadata_version.level, **dict(self.levels)},
+        }
+
+
+def version_mapping(release_version: str | None = None) -> VersionMapping:
+    """The feature levels a release version sets (the latest production release by default).
+
+    As in Kafka, any version string the table knows is accepted and echoed as given.
+    """
+    text = LATEST_PRODUCTION.name if release_version is None else release_version
+    try:
+        mv = parse_metadata_version(text)
+    except ValueError:
+        raise UserError(
+            f"Unknown release version '{text}'. Supported versions are: {MINIMUM_METADATA_VERSION} to {LATEST_PRODUCTION}"
+        ) from None
+    return VersionMapping(text, mv, tuple((item.name, item.default_level(mv)) for item in FEATURES))
+
+
+@dataclass(frozen=True)
+class FeatureDependencies:
+    name: str
+    level: int
+    # metadata.version's own version string, when `name` is metadata.version.
+    version: str | None
+    # (feature, level, metadata.version string or None)
+    dependencies: tuple[tuple[str, int, str | None], ...]
+
+    def lines(self) -> list[str]:
+        if self.version is not None:
+            return [f"{self.name}={self.level} ({self.version}) has no dependencies."]
+        if not self.dependencies:
+            return [f"{self.name}={self.level} has no dependencies."]
+        return [f"{self.name}={self.level} requires:"] + [
+            f"    {name}={level}" + (f" ({version})" if version is not None else "")
+            for name, level, version in self.dependencies
+        ]
+
+    def to_json(self) -> dict[str, Any]:
+        document: dict[str, Any] = {"feature": self.name, "level": self.level}
+        if self.version is not None:
+            document["version"] = self.version
+        document["dependencies"] = [
+            {"feature": name, "level": level, **({"version": version} if version is not None else {})}
+            for name, level, version in self.dependencies
+        ]
+        return document
+
+
+@dataclass(frozen=True)
+class DependencyReport:
+    """The features looked up before the first error, and that error (Kafka prints the former)."""
+
+    entries: tuple[FeatureDependencies, ...]
+    error: str | None
+
+    def lines(self) -> list[str]:
+        return [line for entry in self.entries for line in entry.lines()]
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [entry.to_json() for entry in self.entries]
+
+
+def _dependencies_of(text: str) -> FeatureDependencies:
+    name, level = parse_name_and_level(text)
+    if name == METADATA_VERSION:
+        try:
+            mv = metadata_version_for_level(level)
+        except ValueError:
+            raise UserError(f"Unknown metadata.version {level}") from None
+        return FeatureDependencies(name, level, mv.name, ())
+    item = FEATURES_BY_NAME.get(name)
+    if item is None:
+        raise UserError(f"Unknown feature: {name}")
+    try:
+        feature_level = item.level(level, allow_unstable=True)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    dependencies = tuple(
+        (dependency, needed, metadata_version_for_level(needed).name if dependency == METADATA_VERSION else None)
+        for dependency, needed in feature_level.dependencies
+    )
+    return FeatureDependencies(name, level, None, dependencies)
+
+
+def feature_dependencies(features: Sequence[str]) -> DependencyReport:
+    """What each `name=level` depends on; stops at the first feature that cannot be looked up."""
+    entries: list[FeatureDependencies] = []
+    for text in features:
+        try:
+            entries.append(_dependencies_of(text))
+        except UserError as exc:
+            return DependencyReport(tuple(entries), exc.message)
+    return DependencyReport(tuple(entries), None)

@@ -1,0 +1,35 @@
+"""`kjbod reassign check`: is a reassignment plan safe and sane against this cluster?
+
+The CI gate teams run on reassignment plans before anyone executes them. A plan (Kafka's
+reassignment JSON, read by kafka-reassign-partitions' own rules) is checked against a cluster
+image and a policy (TOML); every check has a stable id, a severity and the partitions, brokers
+and directories involved; the report comes as text, JSON or JUnit XML.
+
+    report = check_plan(image, text, parse_policy(policy_text), plan_file="plan.json", throttle=50_000_000)
+    render_text(report) / report_json(report) / render_junit(report); report.passed
+"""
+
+from kjbod.tools.plan_check.model import CHECK_IDS, CHECKS, CheckReport, CheckResult, CheckSpec, Finding, Severity
+from kjbod.tools.plan_check.policy import Policy, default_policy_toml, parse_policy
+from kjbod.tools.plan_check.reports import failure_message, render_junit, render_text, report_json, summary_line
+from kjbod.tools.plan_check.runner import check_plan, effective_throttles
+
+__all__ = [
+    "CHECKS",
+    "CHECK_IDS",
+    "CheckReport",
+    "CheckResult",
+    "CheckSpec",
+    "Finding",
+    "Policy",
+    "Severity",
+    "check_plan",
+    "default_policy_toml",
+    "effective_throttles",
+    "failure_message",
+    "parse_policy",
+    "render_junit",
+    "render_text",
+    "report_json",
+    "summary_line",
+]

@@ -1,0 +1,474 @@
+"""What the checks look at: the cluster (one pass over every partition) and the plan (one pass
+over its partitions), as numpy columns.
+
+Plans can hold hundreds of thousands of partitions and clusters millions, so each side is read
+once into flat arrays (one row per partition, and one per replica of the target, of the current
+assignment and of the in-sync set) and every check aggregates those arrays instead of walking
+the image again. Brokers and directories become small integer indexes.
+
+"Current" means the placement once the work already in flight completes: replicas being removed
+by a running reassignment are gone, and a replica with a future replica (KIP-113) lives in the
+future replica's directory. The plan is applied to that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
+
+from kjbod.common.java import TopicPartition, tp_key, tp_text
+from kjbod.image import Image
+from kjbod.image.configs import min_insync, min_insync_default
+from kjbod.tools.reassign.json_format import ANY_LOG_DIR, ReassignmentPlan
+
+# Directory index codes in the replica columns (real directories are >= 0).
+UNKNOWN_DIR = -1  # not one of the broker's directories (or no directory known)
+BROKER_CHOOSES = -2  # a new replica with "any": its broker picks the directory (KIP-858)
+NO_RACK = ""
+
+
+class _Index(dict):
+    """str -> index, -1 for anything unknown (so `map(index.__getitem__, ...)` never raises)."""
+
+    def __missing__(self, key: object) -> int:
+        return -1
+
+
+@dataclass
+class ClusterFacts:
+    # Brokers, ascending, and what the checks need about each (by broker index).
+    broker_ids: np.ndarray
+    fenced: np.ndarray
+    shutting_down: np.ndarray
+    rack: np.ndarray  # rack code; racks[code] is the name (NO_RACK for none)
+    racks: list[str]
+    # Directories (by directory index): ids, owners, paths, capacities (0: unknown), states.
+    dir_ids: list[str]
+    dir_index: _Index
+    dir_broker: np.ndarray  # broker id
+    dir_path: list[str | None]
+    dir_capacity: np.ndarray
+    dir_online: np.ndarray
+    dir_cordoned: np.ndarray
+    # (broker id, path) -> directory index, for log_dirs entries.
+    paths: dict[tuple[int, str], int]
+    # Bytes (from partition sizes) and replicas per directory once in-flight work completes.
+    used: np.ndarray
+    replicas: np.ndarray
+    # Replicas not in one of their broker's known directories (UNASSIGNED, MIGRATING, ...).
+    unplaced: dict[int, int]
+    # Partitions being reassigned now.
+    reassigning: list[TopicPartition]
+    # Replicas copying now (outside the ISR, or future replicas): what a simulation runs too.
+    copying: int
+    # Future replicas: (topic id, partition) -> {broker: directory index}.
+    futures: dict[tuple[str, int], dict[int, int]]
+    moving_brokers: set[int]
+    moving_topics: set[str]
+    min_isr_default: int
+
+    def broker_index(self, brokers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(index, registered) for broker ids."""
+        index = np.searchsorted(self.broker_ids, brokers)
+        index = np.minimum(index, max(len(self.broker_ids) - 1, 0))
+        registered = self.broker_ids[index] == brokers if len(self.broker_ids) else np.zeros(len(brokers), bool)
+        return index, registered
+
+    def resolve(self, broker: int, path: str) -> int:
+        found = self.paths.get((broker, path))
+        if found is None and path != "/" and path.endswith("/"):
+            found = self.paths.get((broker, path.rstrip("/")))
+        return UNKNOWN_DIR if found is None else found
+
+    def usable_dirs(self) -> np.ndarray:
+        return self.dir_online & ~self.dir_cordoned
+
+    def broker_replicas(self) -> dict[int, int]:
+        """Replicas per broker once in-flight work completes."""
+        counts: dict[int, int] = dict(self.unplaced)
+        per_broker = np.bincount(np.searchsorted(self.broker_ids, self.dir_broker), weights=self.replicas, minlength=len(self.broker_ids))
+        for broker, count in zip(self.broker_ids.tolist(), per_broker.tolist()):
+            counts[broker] = counts.get(broker, 0) + int(count)
+        return counts
+
+
+def scan_cluster(image: Image) -> ClusterFacts:
+    """One pass over every partition: directory usage and counts, and what is in flight."""
+    brokers = image.cluster.brokers
+    broker_ids = np.array(sorted(brokers), np.int64)
+    rack_names = sorted({b.rack or NO_RACK for b in brokers.values()})
+    rack_code = {name: code for code, name in enumerate(rack_names)}
+    dir_ids: list[str] = []
+    dir_broker: list[int] = []
+    dir_path: list[str | None] = []
+    dir_capacity: list[int] = []
+    dir_online: list[bool] = []
+    dir_cordoned: list[bool] = []
+    for broker_id in broker_ids.tolist():
+        broker = brokers[broker_id]
+        configured = {d.directory_id: d for d in image.cluster.log_dirs.get(broker_id, ())}
+        for directory_id in dict.fromkeys([*configured, *broker.directories]):
+            log_dir = configured.get(directory_id)
+            dir_ids.append(directory_id)
+            dir_broker.append(broker_id)
+            dir_path.append(log_dir.path if log_dir else None)
+            dir_capacity.append((log_dir.capacity_bytes or 0) if log_dir else 0)
+            dir_online.append(directory_id in broker.directories)
+            dir_cordoned.append(directory_id in broker.cordoned_directories)
+    dir_index = _Index((d, i) for i, d in enumerate(dir_ids))
+    paths = {(b, p): i for i, (b, p) in enumerate(zip(dir_broker, dir_path)) if p is not None}
+
+    # Every replica's directory, with its partition's size; corrections for in-flight work.
+    directories: list[Iterable[str]] = []
+    lengths: list[int] = []
+    sizes: list[int] = []
+    reassigning: list[TopicPartition] = []
+    copying = 0
+    corrections: list[tuple[str, int, int]] = []  # (directory id, bytes, replicas)
+    futures: dict[tuple[str, int], dict[int, int]] = {}
+    moving_brokers: set[int] = set()
+    moving_topics: set[str] = set()
+    for topic in image.topics.by_id.values():
+        partitions = topic.partitions
+        regs = list(partitions.values())
+        size_of = topic.sizes.get
+        directories.append(chain.from_iterable([r.directories for r in regs]))
+        lengths += [len(r.directories) for r in regs]
+        sizes += [size_of(pid, 0) for pid in partitions]
+        copying += sum([len(r.replicas) - len(r.isr) for r in regs])
+        for pid in [pid for pid, r in partitions.items() if r.adding_replicas or r.removing_replicas]:
+            r = partitions[pid]
+            reassigning.append((topic.name, pid))
+            for broker, directory in zip(r.replicas, r.directories):
+                if broker in r.removing_replicas:
+                    corrections.append((directory, -size_of(pid, 0), -1))
+        for (pid, broker, future), log in topic.replica_logs.items():
+            if not future:
+                continue
+            copying += 1
+            moving_brokers.add(broker)
+            moving_topics.add(topic.name)
+            r = partitions[pid]
+            if broker in r.removing_replicas or log.directory_id is None:
+                continue
+            futures.setdefault((topic.topic_id, pid), {})[broker] = dir_index[log.directory_id]
+            corrections += [(r.directory(broker), -size_of(pid, 0), -1), (log.directory_id, size_of(pid, 0), 1)]
+    total = sum(lengths)
+    replica_dirs = np.fromiter(map(dir_index.__getitem__, chain.from_iterable(directories)), np.int64, total)
+    replica_sizes = np.repeat(np.array(sizes, np.int64), np.array(lengths, np.int64))
+    known = replica_dirs >= 0
+    count = len(dir_ids)
+    # Sums stay far below 2**53, so float weights are exact.
+    used = np.rint(np.bincount(replica_dirs[known], weights=replica_sizes[known], minlength=count)).astype(np.int64)
+    replicas = np.bincount(replica_dirs[known], minlength=count).astype(np.int64)
+    for directory, size, change in corrections:
+        index = dir_index[directory]
+        if index >= 0:
+            used[index] += size
+            replicas[index] += change
+    unplaced: dict[int, int] = {}
+    if not known.all():
+        # Rare (replicas without a directory yet): a second pass finds their brokers.
+        for topic in image.topics.by_id.values():
+            for r in topic.partitions.values():
+                for broker, directory in zip(r.replicas, r.directories):
+                    if dir_index[directory] < 0 and broker not in r.removing_replicas:
+                        unplaced[broker] = unplaced.get(broker, 0) + 1
+    reassigning.sort(key=tp_key)
+    return ClusterFacts(
+        broker_ids=broker_ids,
+        fenced=np.array([brokers[b].fenced for b in broker_ids.tolist()], bool),
+        shutting_down=np.array([brokers[b].in_controlled_shutdown for b in broker_ids.tolist()], bool),
+        rack=np.array([rack_code[brokers[b].rack or NO_RACK] for b in broker_ids.tolist()], np.int64),
+        racks=rack_names,
+        dir_ids=dir_ids,
+        dir_index=dir_index,
+        dir_broker=np.array(dir_broker, np.int64),
+        dir_path=dir_path,
+        dir_capacity=np.array(dir_capacity, np.int64),
+        dir_online=np.array(dir_online, bool),
+        dir_cordoned=np.array(dir_cordoned, bool),
+        paths=paths,
+        used=used,
+        replicas=replicas,
+        unplaced=unplaced,
+        reassigning=reassigning,
+        copying=copying,
+        futures=futures,
+        moving_brokers=moving_brokers,
+        moving_topics=moving_topics,
+        min_isr_default=min_insync_default(image.configs),
+    )
+
+
+@dataclass
+class PlanFacts:
+    """The plan's partitions that exist (the last entry of a partition wins, as in Kafka)."""
+
+    unknown_topics: list[str]
+    missing_partitions: list[TopicPartition]
+    # Per partition row.
+    tps: list[TopicPartition]
+    topic_ids: list[str]
+    current: list[tuple[int, ...]]
+    target: list[tuple[int, ...]]
+    size: np.ndarray
+    leader: np.ndarray
+    rf_current: np.ndarray
+    rf_target: np.ndarray
+    isr_size: np.ndarray
+    isr_kept: np.ndarray  # in-sync replicas that stay in the target
+    min_isr: np.ndarray
+    changes_set: np.ndarray  # the replica set changes (not only the order or directories)
+    # Per target replica: row, broker, log_dirs entry (None for "any"), new on that broker,
+    # the directory it ends in (index, UNKNOWN_DIR or BROKER_CHOOSES) and the one it is in now
+    # (UNKNOWN_DIR for new replicas).
+    t_row: np.ndarray
+    t_broker: np.ndarray
+    t_path: list[str | None]
+    t_new: np.ndarray
+    t_dir: np.ndarray
+    t_from: np.ndarray
+    # Per current replica: row, broker, directory index, in the target, in the ISR.
+    c_row: np.ndarray
+    c_broker: np.ndarray
+    c_dir: np.ndarray
+    c_kept: np.ndarray
+    c_in_sync: np.ndarray
+
+    @property
+    def count(self) -> int:
+        return len(self.tps)
+
+    @property
+    def t_moving(self) -> np.ndarray:
+        """Kept replicas that move to another directory of their broker."""
+        return ~self.t_new & (self.t_dir >= 0) & (self.t_dir != self.t_from)
+
+    @property
+    def removed(self) -> np.ndarray:
+        return ~self.c_kept
+
+    def names(self, rows: Iterable[int]) -> tuple[str, ...]:
+        """ "topic-p" of rows, sorted as Kafka sorts partitions (topic, then number)."""
+        unique = sorted({int(r) for r in rows}, key=lambda r: tp_key(self.tps[r]))
+        return tuple(tp_text(self.tps[r]) for r in unique)
+
+
+def _explode(rows: Sequence[tuple[int, ...]]) -> tuple[np.ndarray, np.ndarray]:
+    """(row of each item, item) for a list of tuples."""
+    lengths = np.fromiter(map(len, rows), np.int64, len(rows))
+    values = np.fromiter(chain.from_iterable(rows), np.int64, int(lengths.sum()))
+    return np.repeat(np.arange(len(rows), dtype=np.int64), lengths), values
+
+
+def _member(keys: np.ndarray, of: np.ndarray) -> np.ndarray:
+    """keys in `of`, by binary search in a sorted copy (numpy's hash-based isin is slower on
+    these wide keys)."""
+    if not len(of):
+        return np.zeros(len(keys), bool)
+    ordered = np.sort(of)
+    position = np.minimum(np.searchsorted(ordered, keys), len(ordered) - 1)
+    return ordered[position] == keys
+
+
+class _Codes(dict):
+    """str -> a new small integer the first time it is seen."""
+
+    def __missing__(self, key: str) -> int:
+        code = self[key] = len(self)
+        return code
+
+
+def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts) -> PlanFacts:
+    """The plan's partitions against the cluster; unknown topics and partitions are set aside."""
+    get_topic = image.topics.by_name.get
+    unknown: dict[str, None] = {}
+    missing: list[TopicPartition] = []
+    tps: list[TopicPartition] = []
+    topics = []
+    current: list[tuple[int, ...]] = []
+    current_dirs: list[tuple[str, ...]] = []
+    isrs: list[tuple[int, ...]] = []
+    targets: list[tuple[int, ...]] = []
+    log_dirs: list[tuple[str, ...]] = []
+    sizes: list[int] = []
+    leaders: list[int] = []
+    # The last entry of a partition wins (a HashMap in Kafka); its log_dirs line up with its
+    # replicas unless a partition appears twice (then Kafka merges the explicit directories).
+    last = {entry.tp: entry for entry in plan.entries}
+    merged_dirs = len(last) != len(plan.entries)
+    # One pass touching each partition once: at this scale the cost is fetching it from memory.
+    for tp, entry in last.items():
+        topic = get_topic(tp[0])
+        if topic is None:
+            unknown[tp[0]] = None
+            continue
+        p = topic.partitions.get(tp[1])
+        if p is None:
+            missing.append(tp)
+            continue
+        tps.append(tp)
+        topics.append(topic)
+        if p.removing_replicas:
+            pairs = [(b, d) for b, d in zip(p.replicas, p.directories) if b not in p.removing_replicas]
+            current.append(tuple(b for b, _ in pairs))
+            current_dirs.append(tuple(d for _, d in pairs))
+        else:
+            current.append(p.replicas)
+            current_dirs.append(p.directories)
+        isrs.append(p.isr)
+        leaders.append(p.leader)
+        sizes.append(topic.sizes.get(tp[1], 0))
+        targets.append(entry.replicas)
+        log_dirs.append(entry.log_dirs)
+    rows = len(tps)
+
+    c_row, c_broker = _explode(current)
+    c_dir = np.fromiter(map(cluster.dir_index.__getitem__, chain.from_iterable(current_dirs)), np.int64, len(c_row))
+    if cluster.futures:
+        starts = np.concatenate([[0], np.cumsum(np.fromiter(map(len, current), np.int64, rows))]).tolist()
+        for row, (topic, tp) in enumerate(zip(topics, tps)):
+            moving = cluster.futures.get((topic.topic_id, tp[1]))
+            if moving:
+                for offset, broker in enumerate(current[row]):
+                    if broker in moving:
+                        c_dir[starts[row] + offset] = moving[broker]
+    t_row, t_broker = _explode(targets)
+    i_row, i_broker = _explode(isrs)
+
+    # A (row, broker) pair as one integer, to compare the lists by sorted-array membership.
+    def key(row: np.ndarray, broker: np.ndarray) -> np.ndarray:
+        return (row << 32) | (broker & 0xFFFFFFFF)
+
+    t_key, c_key, i_key = key(t_row, t_broker), key(c_row, c_broker), key(i_row, i_broker)
+    t_new = ~_member(t_key, c_key)
+    c_kept = _member(c_key, t_key)
+    c_in_sync = _member(c_key, i_key)
+    # In-sync replicas that stay (a target listing a broker twice counts it once).
+    kept_keys = np.sort(t_key[_member(t_key, i_key)])
+    kept_keys = kept_keys[np.concatenate([[True], kept_keys[1:] != kept_keys[:-1]])] if len(kept_keys) else kept_keys
+    isr_kept = np.bincount(kept_keys >> 32, minlength=rows)
+    changes_set = (np.bincount(t_row[t_new], minlength=rows) + np.bincount(c_row[~c_kept], minlength=rows)) > 0
+
+    # Where each target replica is now (kept ones) and where it ends.
+    order = np.argsort(c_key, kind="stable")
+    if len(order):
+        position = np.minimum(np.searchsorted(c_key[order], t_key), len(order) - 1)
+        t_from = np.where(t_new, UNKNOWN_DIR, c_dir[order][position])
+    else:
+        t_from = np.full(len(t_key), UNKNOWN_DIR, np.int64)
+    if merged_dirs:
+        explicit = plan.replica_dirs
+        paths_of = [explicit.get((tps[r][0], tps[r][1], b), ANY_LOG_DIR) for r, b in zip(t_row.tolist(), t_broker.tolist())]
+    else:
+        paths_of = list(chain.from_iterable(log_dirs))
+    # Paths are few (the same mount points on every broker): resolve each (broker, path) once.
+    codes = _Codes({ANY_LOG_DIR: 0})
+    path_code = np.fromiter(map(codes.__getitem__, paths_of), np.int64, len(paths_of))
+    names = list(codes)
+    pair = t_broker * len(names) + path_code if len(names) else path_code
+    unique_pairs, inverse = np.unique(pair, return_inverse=True)
+    resolved = np.array(
+        [
+            BROKER_CHOOSES if code == 0 else cluster.resolve(int(p // len(names)), names[int(code)])
+            for p, code in zip(unique_pairs.tolist(), (unique_pairs % len(names)).tolist())
+        ],
+        np.int64,
+    )
+    t_dir = resolved[inverse] if len(inverse) else np.zeros(0, np.int64)
+    any_dir = path_code == 0
+    t_dir = np.where(any_dir & ~t_new, t_from, t_dir)
+    t_path: list[str | None] = [None if a else path for a, path in zip(any_dir.tolist(), paths_of)]
+
+    min_isr_of = {name: min_insync(image.configs, name, cluster.min_isr_default) for name in {t.name for t in topics}}
+    return PlanFacts(
+        unknown_topics=list(unknown),
+        missing_partitions=missing,
+        tps=tps,
+        topic_ids=[t.topic_id for t in topics],
+        current=current,
+        target=targets,
+        size=np.array(sizes, np.int64),
+        leader=np.array(leaders, np.int64),
+        rf_current=np.fromiter(map(len, current), np.int64, rows),
+        rf_target=np.fromiter(map(len, targets), np.int64, rows),
+        isr_size=np.fromiter(map(len, isrs), np.int64, rows),
+        isr_kept=isr_kept,
+        min_isr=np.fromiter((min_isr_of[t.name] for t in topics), np.int64, rows),
+        changes_set=changes_set,
+        t_row=t_row,
+        t_broker=t_broker,
+        t_path=t_path,
+        t_new=t_new,
+        t_dir=t_dir,
+        t_from=t_from,
+        c_row=c_row,
+        c_broker=c_broker,
+        c_dir=c_dir,
+        c_kept=c_kept,
+        c_in_sync=c_in_sync,
+    )
+
+
+def placement(plan: PlanFacts, cluster: ClusterFacts) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Bytes and replicas per directory once the plan completes, and the bytes and replicas the
+    plan adds to each. New replicas left to their broker are placed as `place_unassigned` says."""
+    count = len(cluster.dir_ids)
+    used = cluster.used.astype(np.float64)
+    replicas = cluster.replicas.copy()
+    # Leaving: removed replicas and the sources of directory moves.
+    moving = plan.t_moving
+    out_dirs = np.concatenate([plan.c_dir[plan.removed], plan.t_from[moving]])
+    out_sizes = np.concatenate([plan.size[plan.c_row[plan.removed]], plan.size[plan.t_row[moving]]])
+    known = out_dirs >= 0
+    used -= np.bincount(out_dirs[known], weights=out_sizes[known], minlength=count)
+    replicas -= np.bincount(out_dirs[known], minlength=count)
+    # Arriving: new replicas and the targets of directory moves.
+    arriving = (plan.t_new | moving) & (plan.t_dir >= 0)
+    in_dirs = plan.t_dir[arriving]
+    in_sizes = plan.size[plan.t_row[arriving]]
+    added = np.bincount(in_dirs, weights=in_sizes, minlength=count)
+    used += added
+    replicas += np.bincount(in_dirs, minlength=count)
+    added_replicas = np.bincount(in_dirs, minlength=count)
+    chosen = place_unassigned(plan, cluster, used, replicas)
+    for index, directory in chosen.items():
+        size = float(plan.size[plan.t_row[index]])
+        added[directory] += size
+        added_replicas[directory] += 1
+    return np.rint(used).astype(np.int64), replicas, np.rint(added).astype(np.int64), added_replicas
+
+
+def place_unassigned(plan: PlanFacts, cluster: ClusterFacts, used: np.ndarray, replicas: np.ndarray) -> dict[int, int]:
+    """Where each new replica with "any" ends, updating `used` and `replicas`: its broker's
+    only usable directory, or (several) the least used by fraction of capacity (by bytes where
+    a capacity is unknown), in plan order. Returns target replica index -> directory index."""
+    pending = np.flatnonzero(plan.t_dir == BROKER_CHOOSES)
+    if not len(pending):
+        return {}
+    usable: dict[int, list[int]] = {}
+    for index in np.flatnonzero(cluster.usable_dirs()).tolist():
+        usable.setdefault(int(cluster.dir_broker[index]), []).append(index)
+    capacity = cluster.dir_capacity.tolist()
+    paths = [p or d for p, d in zip(cluster.dir_path, cluster.dir_ids)]
+    chosen: dict[int, int] = {}
+    sizes = plan.size[plan.t_row[pending]].tolist()
+    for index, broker, size in zip(pending.tolist(), plan.t_broker[pending].tolist(), sizes):
+        candidates = usable.get(broker)
+        if not candidates:
+            continue
+        if len(candidates) == 1:
+            best = candidates[0]
+        else:
+            best = min(
+                candidates,
+                key=lambda d: ((used[d] + size) / capacity[d] if capacity[d] else float("inf"), used[d], paths[d]),
+            )
+        chosen[index] = best
+        used[best] += size
+        replicas[best] += 1
+    return chosen

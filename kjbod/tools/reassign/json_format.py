@@ -1,0 +1,151 @@
+"""Kafka's reassignment JSON (reference: kafka-reassign-and-log-dirs.md §1.4-§1.5): the files
+`kafka-reassign-partitions` reads and writes, parsed with Kafka's strictness and messages.
+
+    {"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 2],
+                                   "log_dirs": ["/data/1", "any"]}]}
+
+`reassign generate|execute|verify|cancel`, `reassign plan` (which writes it) and `reassign check`
+(which checks it) share this module.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kjbod.common.jackson import as_array, as_object, decode_int, decode_list, decode_string, read_json_tree
+from kjbod.common.jackson import field as json_field
+from kjbod.common.java import (
+    Replica,
+    TopicPartition,
+    csv,
+    int_hash,
+    java_duplicates,
+    java_list,
+    java_split,
+    kafka_error,
+    NumberFormatError,
+    parse_java_int,
+    tp_hash,
+    tp_key,
+    tp_text,
+)
+from kjbod.errors import UserError
+
+ANY_LOG_DIR = "any"
+
+
+def _version(obj: dict[str, Any]) -> int:
+    version = decode_int(obj["version"]) if "version" in obj else 1
+    if version != 1:
+        raise kafka_error(f"Not supported version field value {version}")
+    return version
+
+
+@dataclass(frozen=True)
+class PlanEntry:
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+    log_dirs: tuple[str, ...]
+
+    @property
+    def tp(self) -> TopicPartition:
+        return (self.topic, self.partition)
+
+
+@dataclass(frozen=True)
+class ReassignmentPlan:
+    """A reassignment file: its partitions in file order (duplicates kept, so they can be
+    reported) and the explicit log directories (the last entry for a replica wins)."""
+
+    entries: tuple[PlanEntry, ...]
+    replica_dirs: Mapping[Replica, str] = field(default_factory=dict)
+
+    def targets(self) -> dict[TopicPartition, tuple[int, ...]]:
+        """Partition -> target replicas, the last entry for a partition winning (a HashMap)."""
+        return {entry.tp: entry.replicas for entry in self.entries}
+
+
+def parse_reassignment_json(text: str) -> ReassignmentPlan:
+    """A reassignment file (§1.4), with Kafka's message for each malformed case."""
+    obj = as_object(read_json_tree(text))
+    _version(obj)
+    entries: list[PlanEntry] = []
+    replica_dirs: dict[Replica, str] = {}
+    if "partitions" in obj:
+        for item in as_array(obj["partitions"]):
+            fields = as_object(item)
+            topic = decode_string(json_field(fields, "topic"))
+            partition = decode_int(json_field(fields, "partition"))
+            replicas = decode_list(json_field(fields, "replicas"), decode_int)
+            log_dirs = decode_list(fields["log_dirs"], decode_string) if "log_dirs" in fields else [ANY_LOG_DIR] * len(replicas)
+            if len(replicas) != len(log_dirs):
+                raise kafka_error(
+                    f"Size of replicas list {java_list(replicas)} is different from size of log dirs list "
+                    f"{java_list(log_dirs)} for partition {topic}-{partition}"
+                )
+            entries.append(PlanEntry(topic, partition, tuple(replicas), tuple(log_dirs)))
+            for replica, log_dir in zip(replicas, log_dirs):
+                if log_dir != ANY_LOG_DIR:
+                    replica_dirs[(topic, partition, replica)] = log_dir
+    return ReassignmentPlan(tuple(entries), replica_dirs)
+
+
+def validate_execute_plan(plan: ReassignmentPlan) -> None:
+    """The checks `--execute` adds (parseExecuteAssignmentArgs), in Kafka's order."""
+    if not plan.entries:
+        raise kafka_error("Partition reassignment list cannot be empty")
+    if any(not entry.replicas for entry in plan.entries):
+        raise kafka_error("Partition replica list cannot be empty")
+    duplicated = java_duplicates([entry.tp for entry in plan.entries], tp_hash)
+    if duplicated:
+        raise kafka_error(f"Partition reassignment contains duplicate topic partitions: {csv(tp_text(tp) for tp in duplicated)}")
+    repeated = [(entry.tp, java_duplicates(entry.replicas, int_hash)) for entry in plan.entries]
+    problems = [f"{tp_text(tp)} contains multiple entries for {csv(brokers)}" for tp, brokers in repeated if brokers]
+    if problems:
+        raise kafka_error(f"Partition replica lists may not contain duplicate entries: {'. '.join(problems)}")
+
+
+def parse_topics_json(text: str) -> list[str]:
+    """A topics-to-move file (`Json.parseFull`: any parse failure is one message)."""
+    try:
+        tree = read_json_tree(text)
+    except UserError:
+        raise kafka_error("The input string is not a valid JSON") from None
+    obj = as_object(tree)
+    _version(obj)
+    if "topics" not in obj:
+        return []
+    return [decode_string(json_field(as_object(item), "topic")) for item in as_array(obj["topics"])]
+
+
+def parse_broker_list(text: str) -> list[int]:
+    """`--broker-list 1,2,3`: String.split and Integer.parseInt, as Kafka does."""
+    try:
+        return [parse_java_int(piece) for piece in java_split(text)]
+    except NumberFormatError as exc:
+        raise kafka_error(str(exc)) from None
+
+
+def format_reassignment_json(assignment: Mapping[TopicPartition, Sequence[int]], log_dirs: Mapping[Replica, str] | None = None) -> str:
+    """formatAsReassignmentJson: compact, sorted by topic then partition, `log_dirs` always present."""
+    return json.dumps(reassignment_document(assignment, log_dirs), separators=(",", ":"), ensure_ascii=False)
+
+
+def reassignment_document(assignment: Mapping[TopicPartition, Sequence[int]], log_dirs: Mapping[Replica, str] | None = None) -> dict[str, Any]:
+    log_dirs = log_dirs or {}
+    partitions = []
+    for tp in sorted(assignment, key=tp_key):
+        replicas = list(assignment[tp])
+        partitions.append(
+            {
+                "topic": tp[0],
+                "partition": tp[1],
+                "replicas": replicas,
+                "log_dirs": [log_dirs.get((tp[0], tp[1], r), ANY_LOG_DIR) for r in replicas],
+            }
+        )
+    return {"version": 1, "partitions": partitions}

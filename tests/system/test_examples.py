@@ -1,0 +1,73 @@
+"""The runbooks in examples/ run end to end (each in its own temporary folder)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+# The demo runs the Spark planner: it has its own test below, marked spark.
+RUNBOOKS = sorted(p for p in EXAMPLES.glob("*.sh") if p.name != "demo.sh")
+
+
+def _run(script: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    # As in a terminal of its own: no state from the caller, tables at their natural width.
+    for name in ("KJBOD_STATE", "COLUMNS"):
+        env.pop(name, None)
+    return subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, timeout=600)
+
+
+@pytest.mark.parametrize("script", RUNBOOKS, ids=lambda p: p.name)
+def test_runbook(script: Path) -> None:
+    result = _run(script)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+
+@pytest.mark.spark
+@pytest.mark.skipif(shutil.which("java") is None, reason="the demo's planner runs on Spark, which needs a Java runtime")
+def test_the_demo_tells_the_whole_story() -> None:
+    result = _run(EXAMPLES / "demo.sh")
+    out = result.stdout
+    assert result.returncode == 0, out[-3000:] + result.stderr[-3000:]
+    headings = re.findall(r"^== (\d+)\. ", out, re.MULTILINE)
+    assert headings == [str(n) for n in range(1, 12)]
+    story = [
+        # format bootstraps the cluster state on the broker that is also a controller
+        "Initialised the cluster state ",
+        "Broker 3: FENCED -> UNFENCED.",
+        # the failed disk, and what went offline with it
+        "/broker3/disk2) is offline.",
+        "Offline: 3",
+        "/broker3/disk2   offline ",
+        # the replacement: a new directory id, fenced until its replicas have directories, refilled
+        "Broker 3 stays fenced: 5 replica(s) have no directory yet",
+        "14 copies completed.",
+        # the Spark planner, the check, the throttled execution, the clock, the verification
+        "with the spark (local[*]) engine.",
+        "Plan check PASSED",
+        "The inter-broker throttle limit was set to 50000000 B/s",
+        "reassignments completed.",
+        "Clearing broker-level throttles on brokers 1,2,3,4",
+        "Successfully completed leader election (PREFERRED)",
+        "The cluster state is intact.",
+    ]
+    position = 0
+    for line in story:
+        found = out.find(line, position)
+        assert found >= 0, f"the demo's output lacks (after position {position}): {line}"
+        position = found
+    # Broker 4 starts empty and ends with replicas in both its directories.
+    before, after = out.split("== 7.")[0], out.split("== 11.")[1]
+    assert re.search(r"^  4   rack-b   UNFENCED .* 0 +0$", before, re.MULTILINE)
+    broker4 = after.split("Broker 4:")[1]
+    assert len(re.findall(r"/broker4/disk\d +online +[1-9]", broker4)) == 2
+    # The temporary folder is gone.
+    work = re.search(r"Initialised the cluster state (\S+)/state ", out)
+    assert work and not Path(work.group(1)).exists()
