@@ -133,7 +133,8 @@ def read_election_file(path: Path) -> list[tuple[str, int]]:
 
 
 def _brokers(brokers: Iterable[int]) -> str:
-    return ",".join(map(str, brokers))
+    """A broker list; an empty one (an ISR that lost every member) reads `none`, as a leader does."""
+    return ",".join(map(str, brokers)) or "none"
 
 
 def _leader(leader: int) -> str:

@@ -73,3 +73,8 @@ def test_impact_lines_say_what_changed() -> None:
         "  orders-0: leader 1 -> 2, ISR 1,2 -> 2",
         "  orders-1: directories changed",
     ]
+
+
+def test_an_isr_that_became_empty_reads_none_as_the_leader_does() -> None:
+    emptied = PartitionImpact("orders", 2, 1, -1, (1,), (), ("d1",), ("d1",))
+    assert impact_lines([emptied]) == ["  orders-2: leader 1 -> none, ISR 1 -> none (offline: no leader)"]
