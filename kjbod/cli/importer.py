@@ -41,6 +41,13 @@ def cluster(
     metadata_version: Annotated[
         str | None, typer.Option("--metadata-version", help="The cluster's metadata.version, e.g. 3.9 or 4.3-IV0 (default: latest production).", metavar="V")
     ] = None,
+    cluster_id: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster-id", metavar="ID",
+            help="The cluster.id in the brokers' meta.properties; broker register --config then refuses brokers of another cluster.",
+        ),
+    ] = None,
 ) -> None:
     """Create a new cluster state from a real cluster's exported files.
 
@@ -53,7 +60,7 @@ def cluster(
     from kjbod.tools.importer.from_files import ImportRequest, import_cluster
 
     app_ = app_context(ctx)
-    request = ImportRequest(brokers, assignment, list(log_dirs or []), metadata_version)
+    request = ImportRequest(brokers, assignment, list(log_dirs or []), metadata_version, cluster_id)
     try:
         with Progress(app_, "Importing") as progress:
             summary = import_cluster(request, app_.state_directory(progress), progress=progress)

@@ -40,6 +40,9 @@ class BrokerRegistrationRequest:
     offline_directory_ids: frozenset[str] = frozenset()
     rack: str | None = None
     supported_features: Mapping[str, tuple[int, int]] = field(default_factory=default_supported_ranges)
+    # The cluster id of the broker's meta.properties; None when the request does not say
+    # (`register --id`), and then it is not checked.
+    cluster_id: str | None = None
 
     @property
     def online_directory_ids(self) -> tuple[str, ...]:
@@ -176,6 +179,13 @@ class ClusterControl:
 
     def register_broker(self, request: BrokerRegistrationRequest) -> ControllerResult[BrokerRegistrationReply]:
         mv = self.metadata_version
+        identity = self._image.identity
+        # CCM:349-352. A state that does not record its cluster id (imported without one) cannot check.
+        if identity is not None and request.cluster_id is not None and request.cluster_id != identity.cluster_id:
+            raise ControllerApiError(
+                Errors.INCONSISTENT_CLUSTER_ID,
+                f"Expected cluster ID {identity.cluster_id}, but got cluster ID {request.cluster_id}",
+            )
         existing = self.broker(request.broker_id)
         same_incarnation = existing is not None and existing.incarnation_id == request.incarnation_id
         # kjbod has no sessions: an unfenced broker is the one with a live session.

@@ -33,8 +33,9 @@ from kjbod.records import FeatureLevelRecord
 # QuorumController prefixes the first error with this; the admin client then fails every
 # feature of the request with the same message.
 UPDATE_FAILED_PREFIX = "The update failed for all features since the following feature had an error: "
-# Kafka names the local controller by its node id. kjbod's controller is this process, which
-# has no node id in the cluster state, so it is just "Local controller".
+# QuorumFeatures.reasonNotLocallySupported (QuorumFeatures.java:109) names the local controller
+# by its node id: the controller that formatted the cluster state. A state that does not know it
+# (imported, or made before kjbod recorded it) says just "Local controller".
 LOCAL_CONTROLLER = "Local controller"
 
 
@@ -170,6 +171,12 @@ class FeatureControl:
         records.append(FeatureLevelRecord(name=name, feature_level=level))
         return NONE
 
+    def _local_controller(self) -> str:
+        identity = self._image.identity
+        if identity is None or identity.controller_id is None:
+            return LOCAL_CONTROLLER
+        return f"{LOCAL_CONTROLLER} {identity.controller_id}"
+
     def _reason_not_supported(self, name: str, level: int) -> str | None:
         """The local controller first, then every registered broker in id order (fenced or not).
 
@@ -177,7 +184,7 @@ class FeatureControl:
         registered (from 3.7-IV0). kjbod's cluster state has no controller registrations or
         voters, so those checks are skipped.
         """
-        reason = _reason_not_supported(level, LOCAL_CONTROLLER, self.supported_features.get(name, DISABLED_RANGE))
+        reason = _reason_not_supported(level, self._local_controller(), self.supported_features.get(name, DISABLED_RANGE))
         if reason is not None:
             return reason
         brokers = self._image.cluster.brokers

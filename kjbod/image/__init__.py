@@ -3,12 +3,13 @@
 from kjbod.image.cluster import BrokerRegistration, ClusterImage
 from kjbod.image.configs import ConfigsImage
 from kjbod.image.features import FeaturesImage
-from kjbod.image.image import EMPTY_IMAGE, Delta, Image, replay_all
+from kjbod.image.image import EMPTY_IMAGE, ClusterIdentity, Delta, Image, replay_all
 from kjbod.image.topics import PartitionRegistration, ReplicaLog, TopicImage, TopicsImage
 
 __all__ = [
     "EMPTY_IMAGE",
     "BrokerRegistration",
+    "ClusterIdentity",
     "ClusterImage",
     "ConfigsImage",
     "Delta",

@@ -24,6 +24,7 @@ from kjbod.records import (
     FenceBrokerRecord,
     KjbodBrokerLogDirsRecord,
     KjbodClockRecord,
+    KjbodClusterRecord,
     KjbodPartitionSizeRecord,
     KjbodReplicaLogRecord,
     NoOpRecord,
@@ -40,6 +41,18 @@ from kjbod.records.codec import RecordRun
 
 
 @dataclass(frozen=True)
+class ClusterIdentity:
+    """The cluster a state belongs to (KjbodClusterRecord): its cluster.id, and the node id of
+    the controller that formatted the state (Kafka's "local controller"), None if unknown."""
+
+    cluster_id: str
+    controller_id: int | None
+
+    def record(self) -> KjbodClusterRecord:
+        return KjbodClusterRecord(cluster_id=self.cluster_id, controller_id=-1 if self.controller_id is None else self.controller_id)
+
+
+@dataclass(frozen=True)
 class Image:
     """The cluster state as of `offset` (the last record applied; -1 for an empty state)."""
 
@@ -50,6 +63,8 @@ class Image:
     configs: ConfigsImage
     # kjbod's own simulated clock, in milliseconds since the epoch.
     time_ms: int = 0
+    # None for a state made before kjbod recorded it, or imported without --cluster-id.
+    identity: ClusterIdentity | None = None
 
     @property
     def next_offset(self) -> int:
@@ -65,6 +80,8 @@ class Image:
         Features come first so that metadata.version decides every later record's version.
         """
         yield from self.features.write()
+        if self.identity is not None:
+            yield self.identity.record()
         mv = self.features.metadata_version
         if mv is not None:
             yield from self.cluster.write(mv)
@@ -84,6 +101,7 @@ class Delta:
         self._base = base
         self._offset = base.offset
         self._time_ms = base.time_ms
+        self._identity = base.identity
         self._features: FeaturesDelta | None = None
         self._cluster: ClusterDelta | None = None
         self._topics: TopicsDelta | None = None
@@ -150,6 +168,8 @@ class Delta:
                 self.configs().replay(record)
             case KjbodClockRecord():
                 self._advance_clock(record.time_ms)
+            case KjbodClusterRecord():
+                self._set_identity(record)
             case NoOpRecord():
                 pass
             case _:
@@ -160,6 +180,13 @@ class Delta:
         if time_ms < self._time_ms:
             raise ReplayError(f"Unable to replay KjbodClockRecord(time_ms={time_ms}): the clock cannot go back from {self._time_ms}")
         self._time_ms = time_ms
+
+    def _set_identity(self, record: KjbodClusterRecord) -> None:
+        if self._identity is not None and self._identity.cluster_id != record.cluster_id:
+            raise ReplayError(
+                f"Unable to replay {record}: the state belongs to cluster {self._identity.cluster_id}, and a cluster id never changes"
+            )
+        self._identity = ClusterIdentity(record.cluster_id, record.controller_id if record.controller_id >= 0 else None)
 
     def replay_run(self, run: RecordRun, first_offset: int) -> None:
         """Apply a run of records (see records.codec) as if replayed one by one."""
@@ -197,6 +224,7 @@ class Delta:
             topics=self._topics.apply() if self._topics else base.topics,
             configs=self._configs.apply() if self._configs else base.configs,
             time_ms=self._time_ms,
+            identity=self._identity,
         )
 
 

@@ -4,6 +4,7 @@ from kjbod.records.base import Record
 from kjbod.records.kjbod_records import (
     KjbodBrokerLogDirsRecord,
     KjbodClockRecord,
+    KjbodClusterRecord,
     KjbodLogDir,
     KjbodPartitionSizeRecord,
     KjbodReplicaLogRecord,
@@ -49,6 +50,7 @@ __all__ = [
     "FenceBrokerRecord",
     "KjbodBrokerLogDirsRecord",
     "KjbodClockRecord",
+    "KjbodClusterRecord",
     "KjbodLogDir",
     "KjbodPartitionSizeRecord",
     "KjbodReplicaLogRecord",

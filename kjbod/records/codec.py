@@ -27,6 +27,7 @@ from kjbod.records.base import Record
 from kjbod.records.kjbod_records import (
     KjbodBrokerLogDirsRecord,
     KjbodClockRecord,
+    KjbodClusterRecord,
     KjbodPartitionSizeRecord,
     KjbodReplicaLogRecord,
 )
@@ -62,6 +63,7 @@ RECORD_TYPES: tuple[type[Record], ...] = (
     KjbodPartitionSizeRecord,
     KjbodClockRecord,
     KjbodReplicaLogRecord,
+    KjbodClusterRecord,
 )
 RECORD_TYPES_BY_NAME = {cls.__name__: cls for cls in RECORD_TYPES}
 # Types whose fields are all scalars or lists of scalars, and so can be stored as runs.

@@ -61,6 +61,23 @@ class KjbodReplicaLogRecord(Record):
     offset_lag: Int64 = Field(0, ge=0, description="How many offsets the replica is behind the leader's log end.")
 
 
+class KjbodClusterRecord(Record):
+    """Which cluster the state belongs to, and which controller node keeps it.
+
+    Kafka keeps the cluster id in every directory's meta.properties and the controller knows its
+    own node id from its config; a cluster state has neither, so `format` on a controller (and
+    `import cluster --cluster-id`) records them here, once, before anything else."""
+
+    API_KEY = 1004
+    VERSIONS = range(0, 1)
+    type: Literal["KjbodClusterRecord"] = "KjbodClusterRecord"
+    # Any string, as kafka-storage accepts any --cluster-id.
+    cluster_id: str = Field(description="The cluster.id that the cluster's meta.properties files carry.")
+    controller_id: Int32 = Field(
+        -1, description="The node.id of the controller that formatted the state (Kafka's local controller); -1 if unknown."
+    )
+
+
 class KjbodClockRecord(Record):
     """The simulated clock of the cluster state moved to a new time."""
 

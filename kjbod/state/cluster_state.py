@@ -10,6 +10,7 @@ image. Nothing is appended if any record fails to replay.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import gc
 import time
 from collections.abc import Callable, Sequence
@@ -174,7 +175,7 @@ class ClusterState:
             self._progress("Building the image from the snapshot")
             image = delta.apply()
             # The snapshot's offset is its end, whatever its last record replayed as.
-            return Image(end_offset - 1, image.features, image.cluster, image.topics, image.configs, image.time_ms)
+            return dataclasses.replace(image, offset=end_offset - 1)
         return EMPTY_IMAGE
 
     # Writing -----------------------------------------------------------------------------

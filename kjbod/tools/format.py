@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from kjbod.errors import KjbodError
-from kjbod.records import Record
+from kjbod.records import KjbodClusterRecord, Record
 from kjbod.storage.formatter import (
     DirectoryAction,
     DirectoryResult,
@@ -64,7 +64,10 @@ def format_storage(
     write_plan(plan, outcome, date)
     if plan.config.is_controller:
         try:
-            initialised = state.bootstrap(plan.records)
+            # After the bootstrap records, which cluster this is and which controller keeps it:
+            # `broker register` checks the cluster id, feature updates name the controller.
+            identity = KjbodClusterRecord(cluster_id=plan.cluster_id, controller_id=plan.config.node_id)
+            initialised = state.bootstrap([*plan.records, identity])
             outcome.state = StateBootstrap(state.path, StateStatus.INITIALISED if initialised else StateStatus.ALREADY_INITIALISED)
         except KjbodError as exc:
             failure = FormatFailed(exc.message, outcome)

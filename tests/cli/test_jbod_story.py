@@ -99,3 +99,33 @@ def test_the_jbod_story(cli: Cli, tmp_path: Path) -> None:
     described = json.loads(cli("-o", "json", "topic", "describe", state=state).stdout)
     assert all(sorted(p["isr"]) == sorted(p["replicas"]) for t in described for p in t["partitions"])
     assert cli("clock", "show", state=state).stdout.startswith("Simulated time: ")
+
+
+def test_a_broker_formatted_for_another_cluster_is_refused(cli: Cli, tmp_path: Path) -> None:
+    """Kafka's controller refuses it with INCONSISTENT_CLUSTER_ID (ClusterControlManager.java:350)."""
+    state = tmp_path / "state"
+    controller = write_config(
+        tmp_path / "controller.properties",
+        f"process.roles=controller\nnode.id=3000\nlog.dirs={tmp_path / 'controller'}\n"
+        "controller.quorum.voters=3000@localhost:9093\ncontroller.listener.names=CONTROLLER\n",
+    )
+    assert cli("format", "-c", str(controller), "-t", CLUSTER_ID, state=state).exit_code == 0
+    other = "MkU3OEVBNTcwNTJENDM2Qk"
+    config = broker_config(tmp_path, 1)
+    assert cli("format", "-c", str(config), "-t", other, state=state).exit_code == 0
+    before = cli("metadata", "dump", state=state).stdout
+    result = cli("broker", "register", "--config", str(config), state=state)
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == f"INCONSISTENT_CLUSTER_ID: Expected cluster ID {CLUSTER_ID}, but got cluster ID {other}\n"
+    assert cli("metadata", "dump", state=state).stdout == before
+
+
+def test_directories_of_two_clusters_stop_the_broker(cli: Cli, tmp_path: Path, bootstrapped: Path) -> None:
+    config = broker_config(tmp_path, 1)
+    assert cli("format", "-c", str(config), "-t", CLUSTER_ID).exit_code == 0
+    meta = tmp_path / "b1" / "d3" / "meta.properties"
+    meta.write_text(meta.read_text().replace(CLUSTER_ID, "MkU3OEVBNTcwNTJENDM2Qk"))
+    result = cli("broker", "register", "--config", str(config))
+    assert (result.exit_code, result.stderr) == (
+        1, f"Invalid cluster.id in: {meta}. Expected {CLUSTER_ID}, but read MkU3OEVBNTcwNTJENDM2Qk\n"
+    )

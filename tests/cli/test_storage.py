@@ -121,6 +121,8 @@ def test_a_controller_initialises_the_cluster_state(cli: Cli, tmp_path: Path, st
         '{"offset":0,"type":"FeatureLevelRecord","version":0,"data":{"name":"metadata.version","featureLevel":30}}',
         '{"offset":1,"type":"FeatureLevelRecord","version":0,"data":{"name":"group.version","featureLevel":1}}',
         '{"offset":2,"type":"FeatureLevelRecord","version":0,"data":{"name":"transaction.version","featureLevel":2}}',
+        # Which cluster this is and which controller keeps it: broker register and features use them.
+        f'{{"offset":3,"type":"KjbodClusterRecord","version":0,"data":{{"clusterId":"{CLUSTER_ID}","controllerId":3000}}}}',
     ]
     again = cli("format", "-c", str(config), "-t", CLUSTER_ID, "--ignore-formatted")
     assert again.exit_code == 0

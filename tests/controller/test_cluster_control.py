@@ -7,7 +7,8 @@ import pytest
 from kjbod.common.kafka_uuid import DirectoryId
 from kjbod.controller import Controller, ControllerApiError, Errors
 from kjbod.errors import UserError
-from kjbod.records import KjbodBrokerLogDirsRecord, RegisterBrokerRecord
+from kjbod.image import replay_all
+from kjbod.records import KjbodBrokerLogDirsRecord, KjbodClusterRecord, RegisterBrokerRecord
 
 from .support import apply, bootstrap, new_dir, registration, with_brokers
 
@@ -31,6 +32,19 @@ def test_a_new_broker_registers_fenced_with_the_next_offset_as_its_epoch() -> No
     broker = after.cluster.brokers[1]
     assert broker.fenced and broker.epoch == image.next_offset and set(broker.directories) == {d1, d2}
     assert after.cluster.path_of(1, d2) == "/data/b1/d2"
+
+
+def test_a_broker_of_another_cluster_is_refused_before_anything_else() -> None:
+    """ClusterControlManager.registerBroker (CCM:349-352) checks the cluster id first."""
+    ours, theirs = "MkU3OEVBNTcwNTJENDM2Qk", "XcZZOzUqS4yHOjhMQB6JLQ"
+    image = replay_all(bootstrap(), [KjbodClusterRecord(cluster_id=ours, controller_id=3000)])
+    error = refused(image, registration(1, [], cluster_id=theirs))  # no directories: that check comes later
+    assert str(error) == f"INCONSISTENT_CLUSTER_ID: Expected cluster ID {ours}, but got cluster ID {theirs}"
+    assert error.api_error.error is Errors.INCONSISTENT_CLUSTER_ID
+    assert Controller(image).cluster.register_broker(registration(1, [new_dir()], cluster_id=ours)).records
+    # Without a cluster id on either side there is nothing to compare.
+    assert Controller(image).cluster.register_broker(registration(2, [new_dir()])).records
+    assert Controller(bootstrap()).cluster.register_broker(registration(3, [new_dir()], cluster_id=theirs)).records
 
 
 @pytest.mark.parametrize(

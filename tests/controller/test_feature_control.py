@@ -22,7 +22,7 @@ from kjbod.controller.feature_control import (
 from kjbod.controller.result import ControllerResult
 from kjbod.errors import UserError
 from kjbod.image import EMPTY_IMAGE, Image, replay_all
-from kjbod.records import BrokerFeature, FeatureLevelRecord, RegisterBrokerRecord
+from kjbod.records import BrokerFeature, FeatureLevelRecord, KjbodClusterRecord, RegisterBrokerRecord
 
 INCARNATION = "O7xvrxGUTwyKxRtVqYj9qA"
 UPGRADE, SAFE, UNSAFE = UpgradeType.UPGRADE, UpgradeType.SAFE_DOWNGRADE, UpgradeType.UNSAFE_DOWNGRADE
@@ -136,6 +136,19 @@ def test_the_local_controller_supports_the_latest_production_release_only() -> N
     refused(image, "Invalid update version 31 for feature metadata.version. Local controller only supports versions 7-30",
             metadata_version=FeatureUpdate(31))
     refused(image, "Invalid update version 1 for feature foo. Local controller does not support this feature.",
+            foo=FeatureUpdate(1))
+
+
+def test_the_local_controller_is_named_by_the_node_id_that_formatted_the_state() -> None:
+    """QuorumFeatures.reasonNotLocallySupported: `"Local controller " + nodeId` (QuorumFeatures.java:109)."""
+    image = replay_all(cluster(30), [KjbodClusterRecord(cluster_id="MkU3OEVBNTcwNTJENDM2Qk", controller_id=3000)])
+    refused(image, "Invalid update version 31 for feature metadata.version. Local controller 3000 only supports versions 7-30",
+            metadata_version=FeatureUpdate(31))
+    refused(image, "Invalid update version 1 for feature foo. Local controller 3000 does not support this feature.",
+            foo=FeatureUpdate(1))
+    # Imported with --cluster-id: no controller formatted it, so its node id is not known.
+    imported = replay_all(cluster(30), [KjbodClusterRecord(cluster_id="MkU3OEVBNTcwNTJENDM2Qk")])
+    refused(imported, "Invalid update version 1 for feature foo. Local controller does not support this feature.",
             foo=FeatureUpdate(1))
 
 

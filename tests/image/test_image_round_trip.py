@@ -12,6 +12,7 @@ from kjbod.records import (
     FeatureLevelRecord,
     KjbodBrokerLogDirsRecord,
     KjbodClockRecord,
+    KjbodClusterRecord,
     KjbodLogDir,
     KjbodPartitionSizeRecord,
     KjbodReplicaLogRecord,
@@ -31,6 +32,7 @@ def sample_image() -> Image:
     records = [
         FeatureLevelRecord(name="metadata.version", feature_level=30),
         FeatureLevelRecord(name="group.version", feature_level=1),
+        KjbodClusterRecord(cluster_id="MkU3OEVBNTcwNTJENDM2Qk", controller_id=3000),
         RegisterBrokerRecord(version=4, broker_id=1, incarnation_id=INC, broker_epoch=1, log_dirs=(D1, D2), cordoned_log_dirs=(D2,), rack="a"),
         KjbodBrokerLogDirsRecord(broker_id=1, log_dirs=(KjbodLogDir(directory_id=D1, path="/d1"), KjbodLogDir(directory_id=D2, path="/d2", capacity_bytes=10))),
         RegisterBrokerRecord(version=3, broker_id=2, incarnation_id=INC, broker_epoch=4, fenced=False),
@@ -54,7 +56,7 @@ def written(image: Image) -> list:
 
 def comparable(image: Image) -> tuple:
     # Registration offsets depend on where records sat in the log, not on the state.
-    return (image.features, image.topics, image.configs, image.time_ms, image.cluster.brokers, image.cluster.log_dirs)
+    return (image.features, image.topics, image.configs, image.time_ms, image.identity, image.cluster.brokers, image.cluster.log_dirs)
 
 
 def test_write_then_replay_gives_the_same_image() -> None:

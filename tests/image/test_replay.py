@@ -13,6 +13,7 @@ from kjbod.records import (
     ConfigRecord,
     FeatureLevelRecord,
     KjbodClockRecord,
+    KjbodClusterRecord,
     PartitionChangeRecord,
     PartitionRecord,
     RegisterBrokerRecord,
@@ -180,6 +181,16 @@ def test_the_clock_never_goes_back() -> None:
     image = replay_all(EMPTY_IMAGE, [KjbodClockRecord(time_ms=10)])
     with pytest.raises(ReplayError, match="the clock cannot go back from 10"):
         replay_all(image, [KjbodClockRecord(time_ms=5)])
+
+
+def test_the_cluster_identity_is_recorded_once_and_its_id_never_changes() -> None:
+    image = replay_all(EMPTY_IMAGE, [KjbodClusterRecord(cluster_id="MkU3OEVBNTcwNTJENDM2Qk", controller_id=3000)])
+    assert (image.identity.cluster_id, image.identity.controller_id) == ("MkU3OEVBNTcwNTJENDM2Qk", 3000)
+    unknown = replay_all(EMPTY_IMAGE, [KjbodClusterRecord(cluster_id="any string")])
+    assert (unknown.identity.cluster_id, unknown.identity.controller_id) == ("any string", None)
+    assert EMPTY_IMAGE.identity is None
+    with pytest.raises(ReplayError, match="the state belongs to cluster MkU3OEVBNTcwNTJENDM2Qk, and a cluster id never changes"):
+        replay_all(image, [KjbodClusterRecord(cluster_id="XcZZOzUqS4yHOjhMQB6JLQ")])
 
 
 def test_replay_leaves_the_base_image_untouched_and_a_delta_is_used_once() -> None:

@@ -12,6 +12,7 @@ from kjbod.records import (
     FenceBrokerRecord,
     KjbodBrokerLogDirsRecord,
     KjbodClockRecord,
+    KjbodClusterRecord,
     KjbodLogDir,
     KjbodPartitionSizeRecord,
     KjbodReplicaLogRecord,
@@ -66,4 +67,5 @@ def examples() -> list[Record]:
         KjbodPartitionSizeRecord(topic_id=TOPIC, partition_id=0, size_bytes=123456789),
         KjbodClockRecord(time_ms=1_500_000),
         KjbodReplicaLogRecord(topic_id=TOPIC, partition_id=0, broker_id=2, future=True, directory_id=DIR_B, size_bytes=1024, offset_lag=7),
+        KjbodClusterRecord(cluster_id="MkU3OEVBNTcwNTJENDM2Qk", controller_id=3000),
     ]

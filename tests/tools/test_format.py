@@ -63,11 +63,13 @@ def test_a_controller_bootstraps_the_cluster_state_once(write_config: WriteConfi
         ]
     )
     assert image.features == expected.features
-    assert image.offset == 2
+    # Then which cluster this is and which controller bootstrapped it (KjbodClusterRecord).
+    assert (image.identity.cluster_id, image.identity.controller_id) == (CLUSTER_ID, 3000)
+    assert image.offset == 3
     again = run(config, state, ignore_formatted=True, release_version="3.9")
     assert again.plan.all_formatted and again.state is not None
     assert again.state.status is StateStatus.ALREADY_INITIALISED
-    assert read_image(state).offset == 2
+    assert read_image(state).offset == 3
 
 
 def test_a_dry_run_writes_nothing(write_config: WriteConfig, tmp_path: Path) -> None:

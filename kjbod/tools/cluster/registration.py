@@ -40,21 +40,26 @@ class BrokerDirectories:
     rack: str | None
     directories: tuple[tuple[str, str], ...]  # (path, directory id) of every readable log dir
     notes: tuple[str, ...]
+    # The cluster.id the directories carry (what the broker sends in its registration).
+    cluster_id: str | None = None
 
 
 def read_broker_directories(config: Path) -> BrokerDirectories:
     """What a broker registers at start-up: node.id, broker.rack and, for each log directory,
-    the directory id in its meta.properties. An unreadable directory is offline (its id cannot
-    be known) and is left out, with a note; an unformatted one or one without a directory.id
-    stops the broker, as in Kafka."""
+    the directory id in its meta.properties, and the cluster id they all carry. An unreadable
+    directory is offline (its id cannot be known) and is left out, with a note; an unformatted
+    one, one without a directory.id, or one of another cluster than the others stops the broker,
+    as in Kafka (MetaPropertiesEnsemble.verify)."""
     from kjbod.storage.config import load_node_config
     from kjbod.storage.ensemble import DirectoryState, load_directory
+    from kjbod.storage.meta_properties import meta_properties_path
     from kjbod.storage.properties import read_properties
 
     node = load_node_config(config)
     rack = read_properties(config).get("broker.rack") or None
     found: list[tuple[str, str]] = []
     notes: list[str] = []
+    cluster_id: str | None = None
     for path in node.log_dirs:
         loaded = load_directory(path)
         if loaded.state is DirectoryState.ERROR:
@@ -68,8 +73,14 @@ def read_broker_directories(config: Path) -> BrokerDirectories:
             )
         if loaded.meta.directory_id is None:
             raise UserError(f"Log directory {path} has no directory.id: run kjbod meta ensure-ids --config {config} first")
+        if loaded.meta.cluster_id is not None:
+            if cluster_id is not None and loaded.meta.cluster_id != cluster_id:
+                raise UserError(
+                    f"Invalid cluster.id in: {meta_properties_path(path)}. Expected {cluster_id}, but read {loaded.meta.cluster_id}"
+                )
+            cluster_id = loaded.meta.cluster_id
         found.append((path, loaded.meta.directory_id))
-    return BrokerDirectories(node.node_id, rack, tuple(found), tuple(notes))
+    return BrokerDirectories(node.node_id, rack, tuple(found), tuple(notes), cluster_id)
 
 
 def registration_request(
@@ -85,8 +96,10 @@ def registration_request(
     """The request, and notes for the operator (directories that could not be read).
     `capacities` are PATH=BYTES: the size of a log directory's disk (the planner's capacity)."""
     notes: list[str] = []
+    cluster_id = None
     if config is not None:
         found = read_broker_directories(config)
+        cluster_id = found.cluster_id
         broker_id = found.node_id
         rack = rack if rack is not None else found.rack
         specs = list(found.directories)
@@ -105,6 +118,7 @@ def registration_request(
         offline_directory_ids=offline,
         rack=rack,
         supported_features=_features(supported_features),
+        cluster_id=cluster_id,
     )
     return request, notes
 

@@ -46,6 +46,7 @@ from kjbod.records import (
     NO_LEADER,
     BrokerFeature,
     KjbodBrokerLogDirsRecord,
+    KjbodClusterRecord,
     KjbodLogDir,
     KjbodPartitionSizeRecord,
     KjbodReplicaLogRecord,
@@ -514,6 +515,8 @@ class ImportRequest:
     assignment_file: Path
     log_dirs_files: list[Path] = field(default_factory=list)
     metadata_version: str | None = None
+    # The cluster.id of the brokers' meta.properties; `broker register --config` then checks it.
+    cluster_id: str | None = None
 
 
 @dataclass
@@ -533,10 +536,12 @@ class ImportSummary:
     future_replicas: int
     records: int = 0
     snapshot: str | None = None
+    cluster_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "state": self.state,
+            "clusterId": self.cluster_id,
             "metadataVersion": self.metadata_version,
             "brokers": self.brokers,
             "directories": self.directories,
@@ -603,6 +608,9 @@ def plan_import(request: ImportRequest, *, progress: Progress = ignore, base_off
     progress("Building the cluster state")
     builder = _Builder(mv, brokers, seen, str(request.assignment_file), problems)
     entries: list[Record | RecordRun] = list(bootstrap_feature_records(mv))
+    if request.cluster_id is not None:
+        # No controller formatted this state: Kafka's "local controller" id stays unknown.
+        entries.append(KjbodClusterRecord(cluster_id=request.cluster_id))
     entries.extend(builder.broker_records(base_offset + len(entries)))
     for name in sorted(topics):
         entries.extend(builder.topic_entries(name, topics[name]))
@@ -622,6 +630,7 @@ def plan_import(request: ImportRequest, *, progress: Progress = ignore, base_off
         sized_partitions=builder.sized,
         replica_logs=builder.replica_logs,
         future_replicas=builder.futures,
+        cluster_id=request.cluster_id,
     )
     return ImportPlan(entries, summary)
 

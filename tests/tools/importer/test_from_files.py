@@ -316,6 +316,7 @@ def test_import_creates_the_state_with_a_snapshot(files: ImportRequest, tmp_path
     summary = import_cluster_into(state, files)
     assert summary.to_json() == {
         "state": str(state),
+        "clusterId": None,
         "metadataVersion": "4.3-IV0",
         "brokers": 3,
         "directories": 5,
@@ -334,6 +335,15 @@ def test_import_creates_the_state_with_a_snapshot(files: ImportRequest, tmp_path
     }
     assert list_snapshots(state)[0][0] == 20
     assert read_image(state).topics == imported(files).topics
+
+
+def test_a_cluster_id_is_recorded_with_no_controller(files: ImportRequest, tmp_path: Path) -> None:
+    assert (import_cluster_into(tmp_path / "plain", files), read_image(tmp_path / "plain"))[1].identity is None
+    files.cluster_id = "MkU3OEVBNTcwNTJENDM2Qk"
+    summary = import_cluster_into(tmp_path / "named", files)
+    assert (summary.cluster_id, summary.to_json()["clusterId"], summary.records) == ("MkU3OEVBNTcwNTJENDM2Qk", "MkU3OEVBNTcwNTJENDM2Qk", 21)
+    identity = read_image(tmp_path / "named").identity
+    assert identity is not None and (identity.cluster_id, identity.controller_id) == ("MkU3OEVBNTcwNTJENDM2Qk", None)
 
 
 def test_importing_again_gives_the_same_state(files: ImportRequest, tmp_path: Path) -> None:
