@@ -477,6 +477,19 @@ def test_kip113_moves_within_then_across_brokers_with_throttles(jbod: Cli, state
     assert configs(state_dir) == {} and read_image(state_dir).topics.by_name["t"].replica_logs == {}
 
 
+def test_verify_json_says_whether_the_whole_file_is_done(jbod: Cli, tmp_path: Path) -> None:
+    moves = plan(tmp_path, ("t", 0, [1], ["/data/b1/d2"]), ("t", 1, [3], ["any"]), name="moves.json")
+    assert jbod("reassign", "execute", "--reassignment-json-file", moves).exit_code == 0
+    running = json.loads(jbod("-o", "json", "reassign", "verify", "--reassignment-json-file", moves).stdout)
+    assert running["done"] is False
+    assert [p["state"] for p in running["partitions"]] == ["completed", "inProgress"]
+    assert [r["state"] for r in running["replicaLogDirs"]] == ["active"]
+    assert jbod("clock", "advance", "--until-idle").exit_code == 0
+    finished = json.loads(jbod("-o", "json", "reassign", "verify", "--reassignment-json-file", moves).stdout)
+    assert finished["done"] is True
+    assert [p["state"] for p in finished["partitions"]] == ["completed", "completed"]
+
+
 def test_a_failed_source_directory_leaves_the_move_waiting(jbod: Cli, state_dir: Path, tmp_path: Path) -> None:
     within = plan(tmp_path, ("t", 0, [1], ["/data/b1/d2"]))
     jbod("reassign", "execute", "--reassignment-json-file", within)

@@ -621,6 +621,9 @@ def verify(controller: Controller, plan: ReassignmentPlan, *, preserve_throttles
         records += controller.reassignment.alter_configs(changes).records
         cleared = _throttle_json(changes)
     data = {
+        # One answer for scripts: Kafka's verify is done when no partition and no move of the
+        # file is still under way (ReassignPartitionsCommand.verifyAssignment).
+        "done": all(s.done for s in states.values()) and all(s.done for s in dir_states.values()),
         "partitions": [
             {"topic": tp[0], "partition": tp[1], "state": states[tp].name, "currentReplicas": list(states[tp].current), "targetReplicas": list(states[tp].target)}
             for tp in sorted(states, key=tp_key)

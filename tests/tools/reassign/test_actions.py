@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 
+import json
+
 import pytest
 
 from kjbod.common.java import JavaRandom
@@ -79,3 +81,37 @@ def test_kip36_worked_example_through_generate_with_a_fixed_start() -> None:
     assert [proposed[("twelve", p)] for p in range(12)] == first_round + second_round
     assert report.lines[3] == "Proposed partition reassignment configuration"
     assert report.lines[4] == format_reassignment_json(proposed)
+
+
+def test_verify_lists_replica_moves_by_broker_then_topic_then_partition() -> None:
+    """ReassignPartitionsCommand.compareTopicPartitionReplicas (:252): broker id, then topic by
+    String.compareTo (upper case first), then partition as a number (2 before 10)."""
+    from kjbod.controller import Controller
+    from kjbod.tools.reassign.actions import verify
+    from kjbod.tools.reassign.json_format import parse_reassignment_json
+
+    from tests.controller.support import bootstrap, with_brokers, with_topic
+
+    image, _ = with_brokers(bootstrap(), 3, dirs_each=2)
+    for name in ("b", "B", "a"):
+        image = with_topic(image, name, partitions=11, rf=3)
+    chosen = [("b", 1), ("a", 10), ("B", 0), ("a", 2)]
+    entries = []
+    for topic, partition in chosen:
+        replicas = list(image.topics.by_name[topic].partitions[partition].replicas)
+        entries.append({"topic": topic, "partition": partition, "replicas": replicas, "log_dirs": [f"/data/b{r}/d1" for r in replicas]})
+    plan = parse_reassignment_json(json.dumps({"version": 1, "partitions": entries}))
+    report = verify(Controller(image), plan).response
+    # Every replica is still UNASSIGNED (two directories each), so each is "not found".
+    moves = [line for line in report.lines if line.startswith("Partition ")]
+    expected = [
+        (broker, topic, partition)
+        for broker in (1, 2, 3)
+        for topic, partition in (("B", 0), ("a", 2), ("a", 10), ("b", 1))
+    ]
+    assert moves == [
+        f"Partition {t}-{p} is not found in any live log dir on broker {b}. There is likely an offline log directory on the broker."
+        for b, t, p in expected
+    ]
+    assert [(r["broker"], r["topic"], r["partition"]) for r in report.data["replicaLogDirs"]] == expected
+    assert report.data["done"] is False
