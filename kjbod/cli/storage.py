@@ -15,8 +15,10 @@ from kjbod.cli.context import AppContext, app_context
 from kjbod.cli.render import Lines, emit
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from kjbod.storage.ensemble import EnsureIdsResult, InfoReport, LoadedDirectory
-    from kjbod.storage.formatter import FormatOutcome
+    from kjbod.storage.formatter import DirectoryPlan, FormatOutcome
 
 meta_app = typer.Typer(
     help="Read and repair the meta.properties of this node's log directories.\n\nExample: kjbod meta info -c /etc/kafka/server.properties", no_args_is_help=True
@@ -75,7 +77,7 @@ def format_command(
 
     Example: kjbod format -c /etc/kafka/server.properties -t XcZZOzUqS4yHOjhMQB6JLQ --ignore-formatted
     """
-    from kjbod.storage.formatter import FormatFailed, FormatRequest
+    from kjbod.storage.formatter import FormatFailed, FormatRequest, NoDirectoriesToFormat
     from kjbod.tools.format import format_storage
 
     app_ = app_context(ctx)
@@ -91,20 +93,29 @@ def format_command(
     )
     try:
         outcome = format_storage(request, app_.state_directory(), dry_run=dry_run)
+    except NoDirectoriesToFormat as exc:
+        # Kafka prints its "I/O error" lines on stdout, then fails.
+        _warn_unreadable(app_, exc.unreadable, "then run format again")
+        if not app_.json:
+            emit(app_, Lines(_unreadable_lines(exc.unreadable), None))
+        raise
     except FormatFailed as exc:
         _emit_format(app_, exc.outcome)
         raise
+    # As kafka-storage format: the other directories are formatted and the exit code is 0; the
+    # warning on stderr names the directory that was left alone.
     _emit_format(app_, outcome)
-    unreadable = outcome.plan.unreadable
-    if unreadable and not dry_run:
-        from kjbod.errors import OperationFailed
 
-        # Kafka formats the other directories and exits 0; kjbod formats them too but exits 1,
-        # so that a script notices the directory it could not use.
-        raise OperationFailed(
-            f"{len(unreadable)} log director{'y' if len(unreadable) == 1 else 'ies'} could not be read and "
-            f"{'was' if len(unreadable) == 1 else 'were'} left alone: {', '.join(d.path for d in unreadable)}; "
-            "fix or remove them from log.dirs and run format again with --ignore-formatted"
+
+def _unreadable_lines(unreadable: Sequence[DirectoryPlan]) -> list[str]:
+    return [f"I/O error trying to read log directory {d.path}. Ignoring..." for d in unreadable]
+
+
+def _warn_unreadable(app_: AppContext, unreadable: Sequence[DirectoryPlan], advice: str) -> None:
+    for directory in unreadable:
+        app_.message(
+            f"Warning: log directory {directory.path} was not formatted: {directory.error}; "
+            f"fix it or remove it from log.dirs, {advice}"
         )
 
 
@@ -115,7 +126,7 @@ def _emit_format(app_: AppContext, outcome: FormatOutcome) -> None:
 
     plan = outcome.plan
     mv = plan.metadata_version
-    lines = [f"I/O error trying to read log directory {d.path}. Ignoring..." for d in plan.unreadable]
+    lines = _unreadable_lines(plan.unreadable)
     if plan.all_formatted:
         lines.append("All of the log directories are already formatted.")
     # Sorted directory order (Kafka: Java HashMap order), see kjbod.storage.formatter.
@@ -127,12 +138,7 @@ def _emit_format(app_: AppContext, outcome: FormatOutcome) -> None:
             # No directory.id here: a real run draws new random ids (-o json shows the plan's).
             lines.append(f"Would format {kind} {result.plan.path} with metadata.version {mv}.")
     state = outcome.state
-    if state is not None and state.status is StateStatus.INITIALISED:
-        lines.append(f"Initialised the cluster state {state.path} with metadata.version {mv}.")
-    elif state is not None and state.status is StateStatus.WOULD_INITIALISE:
-        lines.append(f"Would initialise the cluster state {state.path} with metadata.version {mv} if it holds no records yet.")
-    for directory in plan.unreadable:
-        app_.message(f"{directory.path}: {directory.error}")
+    _warn_unreadable(app_, plan.unreadable, "then run format again with --ignore-formatted")
     if any(r.status in (DirectoryStatus.FORMATTED, DirectoryStatus.WOULD_FORMAT) and r.plan.kind in dynamic_kinds for r in outcome.directories):
         app_.message(
             "Note: kjbod does not write the KIP-853 bootstrap snapshot "
@@ -140,6 +146,11 @@ def _emit_format(app_: AppContext, outcome: FormatOutcome) -> None:
             "--standalone/--initial-controllers, so a Kafka controller started on this metadata directory has no "
             "initial voter set; to run Kafka on it, format it with kafka-storage instead."
         )
+    # stdout carries kafka-storage's lines; what kjbod adds (the cluster state) goes to stderr.
+    if state is not None and state.status is StateStatus.INITIALISED:
+        app_.message(f"Initialised the cluster state {state.path} with metadata.version {mv}.")
+    elif state is not None and state.status is StateStatus.WOULD_INITIALISE:
+        app_.message(f"Would initialise the cluster state {state.path} with metadata.version {mv} if it holds no records yet.")
     if state is not None and state.status is StateStatus.ALREADY_INITIALISED:
         app_.message(f"The cluster state {state.path} already holds records; it was left as it is.")
     emit(app_, Lines(lines, outcome.to_json()))

@@ -65,6 +65,15 @@ class FormatError(UserError):
     uncaught exceptions of the same paths)."""
 
 
+class NoDirectoriesToFormat(FormatError):
+    """Every directory is unreadable (FMT:395-401): Kafka prints its "I/O error" line for each
+    on stdout before it fails; `unreadable` says which, and why."""
+
+    def __init__(self, unreadable: tuple[DirectoryPlan, ...]) -> None:
+        super().__init__("No available log directories to format.")
+        self.unreadable = unreadable
+
+
 # Flags -----------------------------------------------------------------------------------------
 
 
@@ -330,7 +339,7 @@ def plan_format(request: FormatRequest, *, rng: random.Random | None = None) -> 
             "Use --ignore-formatted to ignore this directory and format the others."
         )
     if not ensemble.empty and not formatted:
-        raise FormatError("No available log directories to format.")
+        raise NoDirectoriesToFormat(tuple(DirectoryPlan(d.path, DirectoryAction.UNREADABLE, error=d.error) for d in ensemble.errors))
     voter_id = next((v.directory_id for v in voters if v.node_id == config.node_id), None)
     taken = ensemble.directory_ids()
     if voter_id is not None and config.metadata_log_dir in {d.path for d in ensemble.empty}:

@@ -112,11 +112,10 @@ def test_format_json_output(cli: Cli, tmp_path: Path) -> None:
 def test_a_controller_initialises_the_cluster_state(cli: Cli, tmp_path: Path, state_dir: Path) -> None:
     config = controller_config(tmp_path)
     result = cli("format", "-c", str(config), "-t", CLUSTER_ID)
-    assert (result.exit_code, result.stderr) == (0, "")
-    assert result.stdout == (
-        f"Formatting metadata directory {tmp_path}/meta with metadata.version 4.3-IV0.\n"
-        f"Initialised the cluster state {state_dir} with metadata.version 4.3-IV0.\n"
-    )
+    assert result.exit_code == 0
+    # stdout is exactly kafka-storage's; the cluster state is kjbod's own note, on stderr.
+    assert result.stdout == f"Formatting metadata directory {tmp_path}/meta with metadata.version 4.3-IV0.\n"
+    assert result.stderr == f"Initialised the cluster state {state_dir} with metadata.version 4.3-IV0.\n"
     assert cli("metadata", "dump").stdout.splitlines() == [
         '{"offset":0,"type":"FeatureLevelRecord","version":0,"data":{"name":"metadata.version","featureLevel":30}}',
         '{"offset":1,"type":"FeatureLevelRecord","version":0,"data":{"name":"group.version","featureLevel":1}}',
@@ -134,17 +133,16 @@ def test_a_controller_creates_a_missing_state(cli: Cli, tmp_path: Path) -> None:
     state = tmp_path / "new-state"
     result = cli("format", "-c", str(controller_config(tmp_path)), "-t", CLUSTER_ID, state=state)
     assert result.exit_code == 0
-    assert result.stdout.endswith(f"Initialised the cluster state {state} with metadata.version 4.3-IV0.\n")
+    assert result.stderr == f"Initialised the cluster state {state} with metadata.version 4.3-IV0.\n"
     assert "metadata.version" in cli("metadata", "dump", state=state).stdout
 
 
 def test_a_dry_run_writes_nothing(cli: Cli, tmp_path: Path, state_dir: Path) -> None:
     config = controller_config(tmp_path)
     result = cli("format", "-c", str(config), "-t", CLUSTER_ID, "--dry-run")
-    assert (result.exit_code, result.stderr) == (0, "")
-    first, second = result.stdout.splitlines()
-    assert first == f"Would format metadata directory {tmp_path}/meta with metadata.version 4.3-IV0."
-    assert second == f"Would initialise the cluster state {state_dir} with metadata.version 4.3-IV0 if it holds no records yet."
+    assert result.exit_code == 0
+    assert result.stdout == f"Would format metadata directory {tmp_path}/meta with metadata.version 4.3-IV0.\n"
+    assert result.stderr == f"Would initialise the cluster state {state_dir} with metadata.version 4.3-IV0 if it holds no records yet.\n"
     assert not (tmp_path / "meta").exists()
     assert cli("metadata", "dump").stdout == ""
 
@@ -163,24 +161,41 @@ def test_an_already_formatted_directory(cli: Cli, tmp_path: Path) -> None:
     assert (tmp_path / "d2" / "meta.properties").read_bytes() == before
 
 
-def test_an_unreadable_directory_is_left_alone_the_others_formatted_and_the_exit_is_1(cli: Cli, tmp_path: Path) -> None:
+def test_an_unreadable_directory_is_left_alone_and_the_others_formatted_as_kafka_does(cli: Cli, tmp_path: Path) -> None:
+    """Formatter.java:394-401: an "I/O error" line on stdout for each, exit 0; kjbod warns on stderr."""
     (tmp_path / "d1").write_text("a file")
     result = cli("format", "-c", str(write_config(tmp_path)), "-t", CLUSTER_ID, state=None)
-    assert result.exit_code == 1
+    assert result.exit_code == 0
     assert result.stdout == (
         f"I/O error trying to read log directory {tmp_path}/d1. Ignoring...\n"
         f"Formatting metadata directory {tmp_path}/d2 with metadata.version 4.3-IV0.\n"
     )
     assert result.stderr == (
-        f"{tmp_path}/d1: Cannot read {tmp_path}/d1/meta.properties: Not a directory\n"
-        f"1 log directory could not be read and was left alone: {tmp_path}/d1; fix or remove them from log.dirs "
-        "and run format again with --ignore-formatted\n"
+        f"Warning: log directory {tmp_path}/d1 was not formatted: Cannot read {tmp_path}/d1/meta.properties: Not a directory; "
+        "fix it or remove it from log.dirs, then run format again with --ignore-formatted\n"
     )
     assert (tmp_path / "d2" / "meta.properties").exists() and (tmp_path / "d1").read_text() == "a file"
+    as_json = cli("-o", "json", "format", "-c", str(write_config(tmp_path)), "-t", CLUSTER_ID, "-g", state=None)
+    assert as_json.exit_code == 0
+    assert [(d["path"], d["status"]) for d in json.loads(as_json.stdout)["directories"]] == [
+        (f"{tmp_path}/d1", "unreadable"), (f"{tmp_path}/d2", "alreadyFormatted"),
+    ]
+
+
+def test_no_directory_left_to_format_fails_after_kafkas_lines(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "d1").write_text("a file")
     only = write_config(tmp_path, "only.properties", log_dirs=f"{tmp_path}/d1")
     failed = cli("format", "-c", str(only), "-t", CLUSTER_ID, state=None)
-    assert (failed.exit_code, failed.stdout) == (1, "")
-    assert failed.stderr == "No available log directories to format.\n"
+    assert failed.exit_code == 1
+    assert failed.stdout == f"I/O error trying to read log directory {tmp_path}/d1. Ignoring...\n"
+    assert failed.stderr == (
+        f"Warning: log directory {tmp_path}/d1 was not formatted: Cannot read {tmp_path}/d1/meta.properties: Not a directory; "
+        "fix it or remove it from log.dirs, then run format again\n"
+        "No available log directories to format.\n"
+    )
+    as_json = cli("-o", "json", "format", "-c", str(only), "-t", CLUSTER_ID, state=None)
+    assert as_json.exit_code == 1
+    assert json.loads(as_json.stdout) == {"error": {"message": "No available log directories to format.", "exitCode": 1}}
 
 
 @pytest.mark.parametrize(

@@ -16,12 +16,14 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 RUNBOOKS = sorted(p for p in EXAMPLES.glob("*.sh") if p.name != "demo.sh")
 
 
-def _run(script: Path) -> subprocess.CompletedProcess[str]:
+def _run(script: Path, *, merged: bool = False) -> subprocess.CompletedProcess[str]:
+    """`merged`: stderr into stdout, in the order a terminal shows them."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     # As in a terminal of its own: no state from the caller, tables at their natural width.
     for name in ("KJBOD_STATE", "COLUMNS"):
         env.pop(name, None)
-    return subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, timeout=600)
+    streams = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT} if merged else {"capture_output": True}
+    return subprocess.run(["bash", str(script)], text=True, env=env, timeout=600, **streams)  # type: ignore[call-overload]
 
 
 @pytest.mark.parametrize("script", RUNBOOKS, ids=lambda p: p.name)
@@ -33,13 +35,13 @@ def test_runbook(script: Path) -> None:
 @pytest.mark.spark
 @pytest.mark.skipif(shutil.which("java") is None, reason="the demo's planner runs on Spark, which needs a Java runtime")
 def test_the_demo_tells_the_whole_story() -> None:
-    result = _run(EXAMPLES / "demo.sh")
+    result = _run(EXAMPLES / "demo.sh", merged=True)
     out = result.stdout
-    assert result.returncode == 0, out[-3000:] + result.stderr[-3000:]
+    assert result.returncode == 0, out[-3000:]
     headings = re.findall(r"^== (\d+)\. ", out, re.MULTILINE)
     assert headings == [str(n) for n in range(1, 12)]
     story = [
-        # format bootstraps the cluster state on the broker that is also a controller
+        # format bootstraps the cluster state on the broker that is also a controller (a note on stderr)
         "Initialised the cluster state ",
         "Broker 3: FENCED -> UNFENCED.",
         # the failed disk, and what went offline with it
