@@ -19,7 +19,7 @@ from typer.core import TyperGroup
 from kjbod import __version__
 from kjbod.cli import assign_dirs, broker, clock, elect, features, importer, log_dirs, metadata, reassign, storage, topic
 from kjbod.cli.context import AppContext, OutputFormat
-from kjbod.cli.render import emit_error
+from kjbod.cli.render import emit_error, emit_error_document
 from kjbod.log.lock import DEFAULT_LOCK_TIMEOUT
 
 HELP = """Operator toolkit for Apache Kafka clusters that run JBOD (several log directories per broker).
@@ -61,8 +61,59 @@ def report_error(app: AppContext | None, exc: BaseException) -> int:
     return code
 
 
+def _is_usage_error(exc: BaseException) -> bool:
+    """A malformed command line as (vendored) Click reports it: exit code 2, a message."""
+    return getattr(exc, "exit_code", None) == 2 and callable(getattr(exc, "format_message", None))
+
+
+def _usage_message(exc: Any) -> str:
+    if type(exc).__name__ == "NoArgsIsHelpError":  # its message is the whole help text
+        return f"Missing command: see '{exc.ctx.command_path} --help'"
+    return str(exc.format_message())
+
+
+def _output_in(args: list[str]) -> OutputFormat:
+    """The --output that the global options ask for, read from the raw command line (for an
+    error found before the root callback has run)."""
+    output, index = OutputFormat.text, 0
+    while index < len(args):
+        token = args[index]
+        value = None
+        if token in ("-o", "--output"):
+            value, index = (args[index + 1] if index + 1 < len(args) else ""), index + 2
+        elif token.startswith("--output="):
+            value, index = token.partition("=")[2], index + 1
+        elif token.startswith("-o") and not token.startswith("--"):
+            value, index = token[2:], index + 1
+        elif token in ("--state", "--lock-timeout"):
+            index += 2
+        elif token.startswith("-"):
+            index += 1
+        else:
+            break  # the command: global options come before it
+        if value is not None and value.lower() in ("text", "json"):
+            output = OutputFormat(value.lower())
+    return output
+
+
+def _json_usage_error(app: AppContext, exc: BaseException) -> None:
+    """`-o json` promises one JSON document on stdout, for a malformed command line too; Click
+    then prints its usage and message on stderr and exits 2."""
+    if _is_usage_error(exc):
+        emit_error_document(app, _usage_message(exc), 2)
+
+
 class KjbodGroup(TyperGroup):
     """The root group: turns library errors into the contract's exit codes."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        raw = list(args)
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except Exception as exc:
+            # A bad global option or value: the root callback has not run, so read -o here.
+            _json_usage_error(AppContext(state_dir=Path("kjbod-state"), output=_output_in(raw)), exc)
+            raise
 
     def invoke(self, ctx: typer.Context) -> Any:
         try:
@@ -74,6 +125,9 @@ class KjbodGroup(TyperGroup):
             raise typer.Exit(1) from None
         except Exception as exc:
             if _is_parser_signal(exc):
+                # An unknown command is found before the root callback makes the context.
+                output = ctx.params.get("output", OutputFormat.text)
+                _json_usage_error(ctx.obj if isinstance(ctx.obj, AppContext) else AppContext(Path("kjbod-state"), output), exc)
                 raise
             app = ctx.obj if isinstance(ctx.obj, AppContext) else None
             raise typer.Exit(report_error(app, exc)) from None

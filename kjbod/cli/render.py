@@ -101,6 +101,11 @@ def emit(app: AppContext, view: View) -> None:
 def emit_error(app: AppContext, message: str, exit_code: int) -> None:
     """An error: one line on stderr, and in JSON mode an error document if none was written."""
     app.message(message)
+    emit_error_document(app, message, exit_code)
+
+
+def emit_error_document(app: AppContext, message: str, exit_code: int) -> None:
+    """In JSON mode, the error document on stdout (unless a document was already written)."""
     if app.json and not app.emitted:
         app.stdout.write(json.dumps({"error": {"message": message, "exitCode": exit_code}}, indent=2) + "\n")
         app.stdout.flush()

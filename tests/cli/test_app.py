@@ -49,6 +49,32 @@ def test_json_mode_puts_an_error_document_on_stdout(cli: Cli, tmp_path: Path) ->
     assert document["error"]["exitCode"] == 1 and document["error"]["message"].startswith("No cluster state at")
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-o", "json", "no-such-command"], "No such command 'no-such-command'."),
+        (["--output=JSON", "clock", "show", "--bogus"], "No such option: --bogus"),
+        (["-ojson", "broker", "describe", "--id", "x"], "Invalid value for '--id': Input should be a valid integer, unable to parse string as an integer"),
+        (["-o", "json", "--bogus", "clock", "show"], "No such option: --bogus"),
+        (["-o", "json", "topic", "create"], "Missing argument 'name'."),
+        (["-o", "json", "broker"], "Missing command: see 'kjbod broker --help'"),
+        (["-o", "json"], "Missing command."),
+    ],
+)
+def test_json_mode_puts_an_error_document_on_stdout_for_a_malformed_command_line_too(cli: Cli, args: list[str], message: str) -> None:
+    result = cli(*args)
+    assert result.exit_code == 2
+    assert json.loads(result.stdout) == {"error": {"message": message, "exitCode": 2}}
+    assert "Usage: kjbod" in result.stderr  # Click's usage and message stay on stderr
+
+
+def test_a_malformed_command_line_in_text_mode_leaves_stdout_empty(cli: Cli) -> None:
+    for args in (["no-such-command"], ["-o", "text", "clock", "show", "--bogus"], ["-o", "yaml", "clock", "show"]):
+        result = cli(*args)
+        assert (result.exit_code, result.stdout) == (2, ""), args
+        assert "Error: " in result.stderr
+
+
 def test_debug_adds_a_traceback(cli: Cli, tmp_path: Path) -> None:
     result = cli("--debug", "clock", "show", state=tmp_path / "missing")
     assert result.exit_code == 1
