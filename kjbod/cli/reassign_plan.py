@@ -46,7 +46,13 @@ def plan(
             help="balance | add-brokers | remove-brokers | drain-dirs | fix-offline | rebalance-disks.",
         ),
     ],
-    output_file: Annotated[Path, typer.Option("--output-file", metavar="F", help="Where to write the reassignment JSON (with log_dirs).")],
+    output_file: Annotated[
+        Path,
+        typer.Option(
+            "--output-file", metavar="F",
+            help="Where to write the reassignment JSON (with log_dirs); - prints it on stdout and the report on stderr.",
+        ),
+    ],
     brokers: Annotated[
         Optional[str], typer.Option("--brokers", metavar="LIST", help='The brokers to add or remove, as "7,8,9" (add-brokers, remove-brokers).')
     ] = None,
@@ -127,15 +133,30 @@ def plan(
         capacity_threshold=capacity_threshold,
         seed=seed,
     )
-    check_output_file(output_file, overwrite)  # before the work, not after it
+    to_stdout = str(output_file) == "-"
+    if not to_stdout:
+        check_output_file(output_file, overwrite)  # before the work, not after it
     image = app_.read_image()
     # A live status line on a terminal, nothing otherwise (stdout carries only the report).
     with Progress(app_, "Planning") as progress:
         run = plan_reassignment(
-            image, request, output_file, engine=engine.value if engine else None, spark_master=spark_master, progress=progress
+            image, request, None if to_stdout else output_file, engine=engine.value if engine else None,
+            spark_master=spark_master, progress=progress,
         )
     data = dict(run.report.data, outputFile=str(output_file))
-    emit(app_, Lines(report_lines(data), data))
+    if not to_stdout:
+        emit(app_, Lines(report_lines(data), data))
+    elif app_.json:
+        # One document on stdout: the report, with the plan in it.
+        emit(app_, Lines([], dict(data, reassignment=run.report.reassignment)))
+    else:
+        # The plan on stdout (for a pipe or a redirect), the report for the operator on stderr.
+        from kjbod.tools.reassign.plan import reassignment_json
+
+        app_.stdout.write(reassignment_json(run).decode())
+        app_.stdout.flush()
+        for line in report_lines(data):
+            app_.message(line)
 
 
 def _broker_list(text: str | None, option: str) -> tuple[int, ...]:
@@ -179,10 +200,11 @@ def report_lines(data: dict[str, Any]) -> list[str]:
         f"Planned {data['goal']} for {data['brokers']} brokers, {data['directories']} log directories, {data['partitions']} partitions "
         f"({data['replicas']} replicas) with the {data['engine']} engine.",
     ]
+    target = "stdout" if data["outputFile"] == "-" else data["outputFile"]
     if changed:
-        lines.append(f"Wrote {changed} partition reassignment(s) to {data['outputFile']}.")
+        lines.append(f"Wrote {changed} partition reassignment(s) to {target}.")
     else:
-        lines.append(f"Nothing needs to move; wrote an empty reassignment to {data['outputFile']}.")
+        lines.append(f"Nothing needs to move; wrote an empty reassignment to {target}.")
     bound = data["lowerBoundBytes"]
     ratio = ""
     if bound and data["bytesMoved"] >= bound:

@@ -118,6 +118,19 @@ def test_json_report(cli: Cli, state: Path, tmp_path: Path) -> None:
     assert data["unsatisfiable"] == []
 
 
+def test_output_file_dash_prints_the_plan_on_stdout(cli: Cli, state: Path, tmp_path: Path) -> None:
+    plan_file = tmp_path / "plan.json"
+    assert cli("reassign", "plan", "--goal", "balance", "--output-file", str(plan_file), state=state).exit_code == 0
+    piped = cli("reassign", "plan", "--goal", "balance", "--output-file", "-", state=state)
+    assert piped.exit_code == 0, piped.stderr
+    # The same plan, byte for byte; the report goes to stderr, and no file named "-" appears.
+    assert piped.stdout == plan_file.read_text()
+    assert piped.stderr.startswith("Planned balance for 6 brokers") and "Wrote 11 partition reassignment(s) to stdout.\n" in piped.stderr
+    assert not (tmp_path / "-").exists() and not Path("-").exists()
+    as_json = json.loads(cli("-o", "json", "reassign", "plan", "--goal", "balance", "--output-file", "-", state=state).stdout)
+    assert as_json["outputFile"] == "-" and as_json["reassignment"] == json.loads(plan_file.read_text())
+
+
 @pytest.mark.parametrize(
     "goal_args",
     [

@@ -27,20 +27,28 @@ def check_output_file(path: Path, overwrite: bool) -> None:
         raise UserError(f"Cannot write --output-file {path}: its directory is not writable")
 
 
+def reassignment_json(run: PlannerRun) -> bytes:
+    """The plan as Kafka's reassignment JSON, one line: what --output-file holds."""
+    return orjson.dumps(run.report.reassignment) + b"\n"
+
+
 def plan_reassignment(
     image: Image,
     request: PlanRequest,
-    output_file: Path,
+    output_file: Path | None,
     *,
     engine: str | None = None,
     spark_master: str | None = None,
     progress: Progress = ignore,
 ) -> PlannerRun:
     """Plan against the image and write the reassignment JSON to `output_file` (atomically: the
-    file is complete or absent). Nothing in the state changes."""
+    file is complete or absent; None writes no file: the caller prints it). Nothing in the
+    state changes."""
     run = run_planner(image, request, engine=engine, spark_master=spark_master, progress=progress)
+    if output_file is None:
+        return run
     try:
-        atomic_write(output_file, orjson.dumps(run.report.reassignment) + b"\n", temp_suffix=".kjbod-tmp")
+        atomic_write(output_file, reassignment_json(run), temp_suffix=".kjbod-tmp")
     except OSError as exc:
         raise UserError(f"Cannot write --output-file {output_file}: {exc.strerror or exc}") from None
     run.output_file = output_file
