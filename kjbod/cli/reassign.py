@@ -85,10 +85,15 @@ def execute(
     ctx: typer.Context,
     reassignment_json_file: ReassignmentFile,
     throttle: Annotated[
-        str, typer.Option("--throttle", metavar="BPS", help="Inter-broker replication throttle in bytes/s (negative: none).")
+        str,
+        typer.Option("--throttle", metavar="BPS", help="Inter-broker replication throttle in bytes/s, or with a unit: 50MiB, 50MB (negative: none)."),
     ] = "-1",
     replica_alter_log_dirs_throttle: Annotated[
-        str, typer.Option("--replica-alter-log-dirs-throttle", metavar="BPS", help="Throttle of moves between log directories in bytes/s (negative: none).")
+        str,
+        typer.Option(
+            "--replica-alter-log-dirs-throttle", metavar="BPS",
+            help="Throttle of moves between log directories in bytes/s, or with a unit: 100MiB (negative: none).",
+        ),
     ] = "-1",
     additional: Annotated[
         bool, typer.Option("--additional", help="Execute while other reassignments run; also how to change the throttle of a running one.")
@@ -99,15 +104,16 @@ def execute(
 ) -> None:
     """Start the reassignment: prints the current assignment to keep for rollback, sets the throttles.
 
-    Example: kjbod reassign execute --reassignment-json-file plan.json --throttle 50000000
+    Example: kjbod reassign execute --reassignment-json-file plan.json --throttle 50MB
     """
     from kjbod.common.java import parse_long_option
+    from kjbod.common.units import parse_rate
     from kjbod.tools.reassign.actions import execute as execute_
     from kjbod.tools.reassign.json_format import parse_reassignment_json
 
     app_ = app_context(ctx)
-    inter_broker = parse_long_option(throttle, "throttle")
-    log_dirs = parse_long_option(replica_alter_log_dirs_throttle, "replica-alter-log-dirs-throttle")
+    inter_broker = parse_rate(throttle, "throttle")
+    log_dirs = parse_rate(replica_alter_log_dirs_throttle, "replica-alter-log-dirs-throttle")
     parse_long_option(timeout, "timeout")
     plan = parse_reassignment_json(_read(reassignment_json_file))
     result, _ = app_.run(lambda c: execute_(c, plan, throttle=inter_broker, log_dir_throttle=log_dirs, additional=additional))

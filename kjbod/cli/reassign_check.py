@@ -74,7 +74,8 @@ def check(
     throttle: Annotated[
         Optional[str],
         typer.Option(
-            "--throttle", metavar="BPS", help="The inter-broker throttle execute will get, in bytes/s (default: the policy's; negative: none)."
+            "--throttle", metavar="BPS",
+            help="The inter-broker throttle execute will get, in bytes/s or with a unit: 50MiB (default: the policy's; negative: none).",
         ),
     ] = None,
     replica_alter_log_dirs_throttle: Annotated[
@@ -82,7 +83,7 @@ def check(
         typer.Option(
             "--replica-alter-log-dirs-throttle",
             metavar="BPS",
-            help="The throttle of moves between log directories execute will get, in bytes/s (default: the policy's; negative: none).",
+            help="The throttle of moves between log directories execute will get, in bytes/s or with a unit: 100MiB (default: the policy's; negative: none).",
         ),
     ] = None,
     write_default_policy: Annotated[
@@ -124,7 +125,7 @@ def check(
 
     import json
 
-    from kjbod.common.java import parse_long_option
+    from kjbod.common.units import parse_rate
     from kjbod.tools.plan_check import (
         Policy,
         check_plan,
@@ -137,9 +138,9 @@ def check(
     )
 
     rules = parse_policy(_read_text(policy, "policy"), str(policy)) if policy is not None else Policy()
-    inter = parse_long_option(throttle, "throttle") if throttle is not None else None
+    inter = parse_rate(throttle, "throttle") if throttle is not None else None
     local = (
-        parse_long_option(replica_alter_log_dirs_throttle, "replica-alter-log-dirs-throttle") if replica_alter_log_dirs_throttle is not None else None
+        parse_rate(replica_alter_log_dirs_throttle, "replica-alter-log-dirs-throttle") if replica_alter_log_dirs_throttle is not None else None
     )
     plan_text = _read_text(reassignment_json_file, "plan")
     image = app_.read_image()

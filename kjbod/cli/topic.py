@@ -93,15 +93,19 @@ def delete(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The top
 def set_size(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="The topic name.")],
-    size_bytes: Annotated[int, typer.Option("--bytes", help="The size of each partition's log in bytes.", metavar="B")],
+    size_text: Annotated[
+        str, typer.Option("--bytes", help="The size of each partition's log: bytes, or with a unit (50GiB, 500GB).", metavar="B")
+    ],
     partition: Annotated[Optional[int], typer.Option("--partition", help="Only this partition (default: every partition).", metavar="P")] = None,
 ) -> None:
     """Record how big partitions are (used by log-dirs, the clock and the planner).
 
-    Example: kjbod topic set-size orders --bytes 53687091200
+    Example: kjbod topic set-size orders --bytes 50GiB
     """
+    from kjbod.common.units import parse_bytes
 
     app_ = app_context(ctx)
+    size_bytes = parse_bytes(size_text, "--bytes")
     result, _ = app_.run(lambda c: c.replication.set_partition_sizes(name, partition, size_bytes))
     count = result.response
     emit(app_, Lines([f"Set the size of {count} partition(s) of {name} to {size_bytes} bytes."], {"topic": name, "partitions": count, "sizeBytes": size_bytes}))

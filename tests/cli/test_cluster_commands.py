@@ -159,5 +159,11 @@ def test_topic_commands(cluster: Cli) -> None:
     assert cluster("topic", "set-size", "orders", "--bytes", "1000").stdout == "Set the size of 3 partition(s) of orders to 1000 bytes.\n"
     data = json.loads(cluster("-o", "json", "topic", "describe", "orders").stdout)
     assert [p["sizeBytes"] for p in data[0]["partitions"]] == [1000, 1000, 1000]
+    # A size with a unit, as --capacity takes it.
+    assert cluster("topic", "set-size", "orders", "--partition", "1", "--bytes", "1.5GiB").stdout == (
+        "Set the size of 1 partition(s) of orders to 1610612736 bytes.\n"
+    )
+    bad = cluster("topic", "set-size", "orders", "--bytes", "-5")
+    assert (bad.exit_code, bad.stderr) == (1, "Invalid --bytes '-5': give bytes, optionally with a unit (500GB, 1.5TiB)\n")
     assert cluster("topic", "delete", "orders").stdout == "Deleted topic orders.\n"
     assert cluster("topic", "describe", "orders").stderr == "Topic 'orders' does not exist as expected\n"

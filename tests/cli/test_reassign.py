@@ -391,7 +391,7 @@ def test_kip113_moves_within_then_across_brokers_with_throttles(jbod: Cli, state
     assert directories(state_dir) == {0: [(1, "/data/b1/d1")], 1: [(2, "/data/b2/d1")], 2: [(3, "/data/b3/d1")]}
     # 1. Every replica to the other directory of its broker.
     within = plan(tmp_path, *[("t", i, [i + 1], [f"/data/b{i + 1}/d2"]) for i in range(3)], name="within.json")
-    result = jbod("reassign", "execute", "--reassignment-json-file", within, "--throttle", str(50 * MIB), "--replica-alter-log-dirs-throttle", str(100 * MIB))
+    result = jbod("reassign", "execute", "--reassignment-json-file", within, "--throttle", "50MiB", "--replica-alter-log-dirs-throttle", "100MiB")  # units, as --capacity
     assert lines(result) == [
         "Current partition replica assignment",
         "",
