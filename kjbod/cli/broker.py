@@ -244,6 +244,7 @@ def describe(ctx: typer.Context, broker_id: BrokerId) -> None:
 
     Example: kjbod broker describe --id 1
     """
+    from kjbod.common.units import human_bytes
     from kjbod.tools.cluster.describe import broker_details
 
     app_ = app_context(ctx)
@@ -258,10 +259,14 @@ def describe(ctx: typer.Context, broker_id: BrokerId) -> None:
     )
     columns = [
         Column("DIRECTORY ID", "directoryId"), Column("PATH", "path"), Column("STATE", "state"),
-        Column("REPLICAS", "replicas", "right"), Column("LEADERS", "leaders", "right"), Column("BYTES", "sizeBytes", "right"),
+        Column("REPLICAS", "replicas", "right"), Column("LEADERS", "leaders", "right"),
+        # Readable units in text; -o json keeps the byte counts.
+        Column("SIZE", "sizeBytes", "right", fmt=human_bytes),
     ]
     if any(d["capacityBytes"] for d in details["directories"]):
-        columns += [Column("CAPACITY", "capacityBytes", "right"), Column("USED", "usedPercent", "right", fmt=lambda v: f"{v:.1f}%")]
+        columns += [
+            Column("CAPACITY", "capacityBytes", "right", fmt=human_bytes), Column("USED", "usedPercent", "right", fmt=lambda v: f"{v:.1f}%"),
+        ]
     table = Table(columns, details["directories"], footer=footer, data=details)
     if app_.json:
         emit(app_, table)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from ..conftest import Cli
@@ -12,12 +13,22 @@ D1, D2 = "ZNJ-ywU0nnQwRv5eRRU9ow", "XcZZOzUqS4yHOjhMQB6JLQ"
 def test_capacities_show_in_broker_describe(cli: Cli, bootstrapped: Path) -> None:
     registered = cli("broker", "register", "--id", "1", "--dir", f"/d1={D1}", "--dir", f"/d2={D2}", "--capacity", "/d1=4TB", "--capacity", "/d2=2TiB")
     assert registered.exit_code == 0, registered.stderr
+    assert cli("broker", "heartbeat", "--id", "1").exit_code == 0
+    assert cli("topic", "create", "t", "--replica-assignment", "1").exit_code == 0
+    assert cli("assign-dirs", "--broker", "1", "--assign", "t:0=/d1").exit_code == 0
+    assert cli("topic", "set-size", "t", "--bytes", "300GiB").exit_code == 0
     described = cli("broker", "describe", "--id", "1")
+    # Readable units in text (4TB is 3.6 TiB)...
     assert described.stdout.splitlines()[2:] == [
-        " DIRECTORY ID             PATH   STATE    REPLICAS   LEADERS   BYTES        CAPACITY   USED",
-        " ──────────────────────────────────────────────────────────────────────────────────────────",
-        " XcZZOzUqS4yHOjhMQB6JLQ   /d2    online          0         0       0   2199023255552   0.0%",
-        " ZNJ-ywU0nnQwRv5eRRU9ow   /d1    online          0         0       0   4000000000000   0.0%",
+        " DIRECTORY ID             PATH   STATE    REPLICAS   LEADERS        SIZE   CAPACITY   USED",
+        " " + "─" * 89,
+        " XcZZOzUqS4yHOjhMQB6JLQ   /d2    online          0         0         0 B    2.0 TiB   0.0%",
+        " ZNJ-ywU0nnQwRv5eRRU9ow   /d1    online          1         1   300.0 GiB    3.6 TiB   8.1%",
+    ]
+    # ...and bytes in JSON.
+    data = json.loads(cli("-o", "json", "broker", "describe", "--id", "1").stdout)
+    assert [(d["path"], d["sizeBytes"], d["capacityBytes"]) for d in data["directories"]] == [
+        ("/d2", 0, 2 * 2**40), ("/d1", 300 * 2**30, 4 * 10**12),
     ]
 
 
