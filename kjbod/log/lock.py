@@ -21,21 +21,33 @@ DEFAULT_LOCK_TIMEOUT = 30.0
 _POLL_SECONDS = 0.02
 
 
-def _holder(lock_path: Path) -> str:
+def _readers_hold(lock_path: Path) -> bool:
+    """True when the lock is held shared (readers), False when a writer holds it exclusively:
+    a shared lock can be taken beside readers, never beside a writer."""
+    try:
+        fd = os.open(lock_path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return True  # closing the descriptor below gives the probe's shared lock back
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _holder(lock_path: Path, exclusive: bool) -> str:
+    """Who holds the lock: the writer (its pid is in the lock file), or readers. The file keeps
+    the pid of the last writer after it is gone, so it names the holder only when a writer
+    holds the lock now; a reader, which only waits for writers, is always blocked by one."""
+    if exclusive and _readers_hold(lock_path):
+        return "one or more readers (a shared lock: a command reading the state)"
     try:
         text = lock_path.read_text().strip()
     except OSError:
-        return "another process"
-    if text.isdigit():
-        pid = int(text)
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return "another process (a reader)"
-        except PermissionError:
-            pass
-        return f"process {pid}"
-    return "another process"
+        text = ""
+    return f"process {text} (a writer)" if text.isdigit() else "another process (a writer)"
 
 
 class StateLock:
@@ -64,7 +76,7 @@ class StateLock:
                 if time.monotonic() >= deadline:
                     os.close(fd)
                     raise StateLockedError(
-                        f"the cluster state {self.path.parent} is locked by {_holder(self.path)}; "
+                        f"the cluster state {self.path.parent} is locked by {_holder(self.path, self.exclusive)}; "
                         f"waited {self.timeout:g} s (raise --lock-timeout to wait longer)"
                     ) from None
                 time.sleep(_POLL_SECONDS)

@@ -116,7 +116,7 @@ def test_a_lock_held_past_the_timeout_exits_3(cli: Cli, state_dir: Path) -> None
         holder.wait()
     assert result.exit_code == 3
     assert result.stderr == (
-        f"the cluster state {state_dir} is locked by process {holder.pid}; waited 0.3 s (raise --lock-timeout to wait longer)\n"
+        f"the cluster state {state_dir} is locked by process {holder.pid} (a writer); waited 0.3 s (raise --lock-timeout to wait longer)\n"
     )
 
 

@@ -61,7 +61,7 @@ def test_a_writer_waits_for_the_lock_then_names_the_holder(tmp_path: Path) -> No
             ClusterState.open(path, write=True, lock_timeout=0.5)
         assert time.monotonic() - started >= 0.5
         assert str(raised.value) == (
-            f"the cluster state {path} is locked by process {holder.pid}; waited 0.5 s (raise --lock-timeout to wait longer)"
+            f"the cluster state {path} is locked by process {holder.pid} (a writer); waited 0.5 s (raise --lock-timeout to wait longer)"
         )
         assert raised.value.exit_code == 3
         with pytest.raises(StateLockedError):
