@@ -36,7 +36,7 @@ def cluster(
     ],
     log_dirs: Annotated[
         list[Path] | None,
-        typer.Option("--log-dirs", help="Saved kafka-log-dirs --describe output (sizes, lags, future replicas, failed directories); repeatable.", metavar="FILE"),
+        typer.Option("--log-dirs", help="Saved kafka-log-dirs --describe output (sizes, lags, future replicas, failed directories, disk sizes as capacities); repeatable.", metavar="FILE"),
     ] = None,
     metadata_version: Annotated[
         str | None, typer.Option("--metadata-version", help="The cluster's metadata.version, e.g. 3.9 or 4.3-IV0 (default: latest production).", metavar="V")

@@ -117,6 +117,9 @@ def import_output(
 ) -> None:
     """Load saved kafka-log-dirs output into the cluster state: partition sizes, replica lags and future replicas.
 
+    Output of newer Kafka (DescribeLogDirs v4, KIP-827) also gives each directory's disk size
+    (totalBytes): it becomes the directory's capacity.
+
     Brokers match by id and directories by path. A replica found in another directory than the
     state records is a warning (fix it with assign-dirs); unknown brokers, paths, topics or
     partitions are errors, and then nothing is written.
@@ -139,6 +142,10 @@ def import_output(
         f"{result.replica_logs} lagging or partial replica(s), {result.future_replicas} future replica(s) recorded; "
         f"{result.removed_entries} outdated entr{'y' if result.removed_entries == 1 else 'ies'} removed."
     ]
+    if result.capacities:
+        lines.append(
+            f"Recorded the disk size (totalBytes) of {result.capacities} log director{'y' if result.capacities == 1 else 'ies'} as its capacity."
+        )
     data = {
         "files": result.files,
         "brokers": result.brokers,
@@ -146,6 +153,7 @@ def import_output(
         "replicaLogs": result.replica_logs,
         "futureReplicas": result.future_replicas,
         "removedEntries": result.removed_entries,
+        "capacities": result.capacities,
         "warnings": result.warnings,
     }
     emit(app_, Lines(lines, data))

@@ -121,6 +121,20 @@ def kafka_output(document: dict) -> str:
     )
 
 
+def test_import_takes_newer_kafkas_disk_sizes_as_capacities(cluster: Cli, tmp_path: Path) -> None:
+    saved = tmp_path / "v4.txt"
+    saved.write_text(kafka_output({"brokers": [{"broker": 1, "logDirs": [
+        {"partitions": [], "error": None, "logDir": "/data/b1/d2", "totalBytes": 2 * 2**40, "usableBytes": 2**40},
+    ]}], "version": 1}))
+    result = cluster("log-dirs", "import", str(saved))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "Recorded the disk size (totalBytes) of 1 log directory as its capacity."
+    details = json.loads(cluster("-o", "json", "broker", "describe", "--id", "1").stdout)
+    assert [(d["path"], d["capacityBytes"]) for d in details["directories"] if d["path"] == "/data/b1/d2"] == [("/data/b1/d2", 2 * 2**40)]
+    again = json.loads(cluster("-o", "json", "log-dirs", "import", str(saved)).stdout)
+    assert again["capacities"] == 0
+
+
 def test_import_loads_sizes_and_warns_about_other_directories(cluster: Cli, tmp_path: Path) -> None:
     saved = tmp_path / "b1.txt"
     saved.write_text(kafka_output({"brokers": [{"broker": 1, "logDirs": [

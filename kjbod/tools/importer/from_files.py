@@ -701,7 +701,14 @@ class _Builder:
             records.append(
                 KjbodBrokerLogDirsRecord(
                     broker_id=broker_id,
-                    log_dirs=tuple(KjbodLogDir(directory_id=d.directory_id, path=d.path, capacity_bytes=d.capacity_bytes) for d in spec.dirs),
+                    log_dirs=tuple(
+                        # The brokers file's capacity_bytes, else the disk size kafka-log-dirs printed.
+                        KjbodLogDir(
+                            directory_id=d.directory_id, path=d.path,
+                            capacity_bytes=d.capacity_bytes if d.capacity_bytes is not None else self.seen.capacities.get((broker_id, d.directory_id)),
+                        )
+                        for d in spec.dirs
+                    ),
                 )
             )
         return records

@@ -13,7 +13,7 @@ from kjbod.common.kafka_uuid import DirectoryId
 from kjbod.common.problems import Problems, ValidationFailed
 from kjbod.controller import Controller, ControllerResult
 from kjbod.image import Image, TopicImage
-from kjbod.records import KjbodPartitionSizeRecord, KjbodReplicaLogRecord
+from kjbod.records import KjbodBrokerLogDirsRecord, KjbodPartitionSizeRecord, KjbodReplicaLogRecord
 from kjbod.records.codec import RecordRun
 from kjbod.tools.log_dirs.saved_output import ClusterShape, Observation, Observations, PartitionSizes, partition_sizes, read_log_dirs_outputs
 
@@ -28,6 +28,8 @@ class LogDirsImport:
     replica_logs: int
     future_replicas: int
     removed_entries: int
+    # Log directories whose capacity the output's totalBytes set or changed.
+    capacities: int = 0
 
 
 def _state_shape(image: Image) -> ClusterShape:
@@ -94,10 +96,28 @@ def plan_log_dirs_import(image: Image, paths: list[Path]) -> LogDirsImport:
                     KjbodReplicaLogRecord(topic_id=topic.topic_id, partition_id=partition_id, broker_id=broker, future=True, size_bytes=None)
                 )
                 counts["removed"] += 1
+    capacity_records, capacities = _capacity_changes(image, seen)
+    entries.extend(capacity_records)
     return LogDirsImport(
         entries, _directory_warnings(image, seen), seen.files, len(seen.brokers),
-        counts["sizes"], counts["logs"], counts["futures"], counts["removed"],
+        counts["sizes"], counts["logs"], counts["futures"], counts["removed"], capacities,
     )
+
+
+def _capacity_changes(image: Image, seen: Observations) -> tuple[list[KjbodBrokerLogDirsRecord], int]:
+    """A broker's directory list again, where the output's totalBytes gives a directory a
+    capacity the state does not have: the disk as Kafka measured it."""
+    records, changed = [], 0
+    for broker_id in sorted({b for b, _ in seen.capacities}):
+        log_dirs = image.cluster.log_dirs.get(broker_id, ())
+        updated = tuple(
+            d.model_copy(update={"capacity_bytes": seen.capacities.get((broker_id, d.directory_id), d.capacity_bytes)}) for d in log_dirs
+        )
+        differ = sum(1 for old, new in zip(log_dirs, updated) if old.capacity_bytes != new.capacity_bytes)
+        if differ:
+            records.append(KjbodBrokerLogDirsRecord(broker_id=broker_id, log_dirs=updated))
+            changed += differ
+    return records, changed
 
 
 def _replica_log_changes(

@@ -89,6 +89,8 @@ class Observations:
     future: ObservationMap = field(default_factory=dict)
     # (broker, directory id) -> where the report says it is offline.
     offline: dict[tuple[int, str], str] = field(default_factory=dict)
+    # (broker, directory id) -> the size of its disk, where the output gives it (totalBytes).
+    capacities: dict[tuple[int, str], int] = field(default_factory=dict)
     brokers: set[int] = field(default_factory=set)
     files: int = 0
 
@@ -245,6 +247,7 @@ class LogDirsReader:
                 directory = None
             else:
                 self._dirs[(broker, directory)] = f"{source} {where}"
+        self._read_volume(raw, source, where, broker if directory is not None else None, directory)
         error = raw.get("error")
         if error is not None and type(error) is not str:
             problems.add(source, f"{where}.error", f"expected null or an exception class name, found {type_name(error)}")
@@ -258,6 +261,26 @@ class LogDirsReader:
             problems.add(source, f"{where}.partitions", f"a log directory reported with an error ({error}) cannot hold partitions")
             return
         self._read_partitions(raw_partitions, source, where, broker if directory is not None else None, directory)
+
+    def _read_volume(self, raw: dict[str, Any], source: str, where: str, broker: int | None, directory: str | None) -> None:
+        """The volume's `totalBytes` and `usableBytes` (DescribeLogDirs v4, KIP-827), which newer
+        kafka-log-dirs prints: the disk's size becomes the directory's capacity. Kafka sends -1
+        when it does not know them; older output has no such keys."""
+        values = {}
+        for key in ("totalBytes", "usableBytes"):
+            value = raw.get(key)
+            if value is None:
+                continue
+            if not _is_int(value, -1, INT64_MAX):
+                found = str(value) if type(value) is int else type_name(value)
+                self.problems.add(source, f"{where}.{key}", f"expected a byte count (an integer >= 0, or -1 if unknown), found {found}")
+                return
+            values[key] = value
+        total, usable = values.get("totalBytes", -1), values.get("usableBytes", -1)
+        if total >= 0 and usable > total:
+            self.problems.add(source, f"{where}.usableBytes", f"usableBytes {usable} is more than totalBytes {total}")
+        elif total > 0 and broker is not None and directory is not None:
+            self.seen.capacities[(broker, directory)] = total
 
     def _slot(self, name: str) -> _Slot | None:
         parts = split_partition_name(name)

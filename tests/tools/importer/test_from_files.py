@@ -281,6 +281,29 @@ def test_the_assignment_and_the_log_dirs_output_must_agree(files: ImportRequest,
     ]
 
 
+def test_disk_sizes_in_newer_log_dirs_output_become_capacities(files: ImportRequest, tmp_path: Path) -> None:
+    """KIP-827: newer kafka-log-dirs prints each volume's totalBytes and usableBytes (-1: unknown)."""
+    document = json.loads(json.dumps(LOG_DIRS))
+    volumes = [(b, d) for b in document["brokers"] for d in b["logDirs"]]
+    for (_, log_dir), (total, usable) in zip(volumes, [(4 * 10**12, 10**12), (8000, 100), (-1, -1), (3 * 2**40, 2**40)]):
+        log_dir.update(totalBytes=total, usableBytes=usable)
+    files.log_dirs_files = [write(tmp_path / "v4.txt", document, header=True)]
+    capacities = {(d.path): d.capacity_bytes for dirs in imported(files).cluster.log_dirs.values() for d in dirs}
+    # The brokers file's capacity_bytes wins; a directory without one takes the disk's totalBytes.
+    assert capacities == {"/data/b1/d1": 1000, "/data/b1/d2": 2000, "/data/b2/d1": None, "/data/b2/d2": 3 * 2**40, "/data/b3": None}
+
+    volumes[0][1].update(totalBytes="4TB", usableBytes=-2)
+    volumes[1][1].update(totalBytes=100, usableBytes=200)
+    files.log_dirs_files = [write(tmp_path / "bad.txt", document, header=True)]
+    with pytest.raises(ValidationFailed) as raised:
+        plan_import(files)
+    source = files.log_dirs_files[0]
+    assert raised.value.problems == [
+        f"{source} $.brokers[0].logDirs[0].totalBytes: expected a byte count (an integer >= 0, or -1 if unknown), found a string",
+        f"{source} $.brokers[0].logDirs[1].usableBytes: usableBytes 200 is more than totalBytes 100",
+    ]
+
+
 def test_a_broker_whose_every_directory_failed_cannot_be_imported(tmp_path: Path) -> None:
     brokers = write(tmp_path / "b.json", {"brokers": [{"id": 1, "log_dirs": ["/a"]}]})
     assignment = write(tmp_path / "a.json", {"partitions": []})

@@ -117,6 +117,23 @@ def test_loading_output_sets_sizes_lags_and_futures(two_brokers: Image, tmp_path
     assert (bar.size(0), bar.replica_size(0, 1), bar.replica_logs[(0, 1, False)].offset_lag) == (50, 40, 3)
 
 
+def test_disk_sizes_become_capacities_once(two_brokers: Image, tmp_path: Path) -> None:
+    """KIP-827's totalBytes (newer kafka-log-dirs) is the disk's size: the directory's capacity."""
+    path = tmp_path / "v4.txt"
+    volumes = [
+        dict(logdir("/data/b2/d2", ("foo-0", 5000, 0, False)), totalBytes=4 * 10**12, usableBytes=3 * 10**12),
+        dict(logdir("/data/b2/d1", ("foo-1", 700, 0, False)), totalBytes=-1, usableBytes=-1),  # Kafka: unknown
+    ]
+    path.write_text(output({"broker": 2, "logDirs": volumes}))
+    result = plan_log_dirs_import(two_brokers, [path])
+    assert result.capacities == 1
+    after = replay_all(two_brokers, result.entries)
+    assert [(d.path, d.capacity_bytes) for d in after.cluster.log_dirs[2]] == [("/data/b2/d1", None), ("/data/b2/d2", 4 * 10**12)]
+    assert [(d.path, d.capacity_bytes) for d in after.cluster.log_dirs[1]] == [("/data/b1/d1", None), ("/data/b1/d2", None)]
+    # Loading the same output again changes nothing.
+    assert plan_log_dirs_import(after, [path]).capacities == 0
+
+
 def test_a_replica_in_another_directory_is_a_warning_with_the_fix(two_brokers: Image, tmp_path: Path) -> None:
     path = tmp_path / "out.txt"
     path.write_text(
