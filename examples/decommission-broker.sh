@@ -7,8 +7,9 @@
 # registration removed. Stopping it first would just be a failure: every partition it held
 # would lose a replica.
 #   1. see what the broker holds;
-#   2. generate a plan over the remaining brokers and execute it with a throttle;
-#   3. let time pass (kjbod's simulated clock) and verify until complete;
+#   2. plan the drain (only what is on the broker moves, to a directory of another broker) and
+#      execute it with a throttle;
+#   3. let time pass (kjbod's simulated clock) and verify until done;
 #   4. check that the broker holds nothing, then shut it down and unregister it.
 #
 # Usage: examples/decommission-broker.sh   (runs in a temporary folder; KJBOD=... picks the binary)
@@ -50,24 +51,24 @@ run topic set-size payments --bytes 5368709120     # 5 GiB per partition
 step "1. What broker 4 holds"
 run broker describe --id 4
 
-step "2. A plan over brokers 1, 2 and 3 (rack-aware), executed under a 100 MB/s throttle"
-cat >"$work/topics.json" <<EOF
-{"topics": [{"topic": "orders"}, {"topic": "payments"}], "version": 1}
-EOF
-run reassign generate --topics-to-move-json-file "$work/topics.json" --broker-list 1,2,3 --seed 42
-# The proposal is the line after its heading (Kafka's layout); keep it as the plan.
-"$KJBOD" reassign generate --topics-to-move-json-file "$work/topics.json" --broker-list 1,2,3 --seed 42 \
-    | sed -n '/^Proposed partition reassignment configuration$/{n;p;}' >"$work/drain.json"
+step "2. Plan the drain of broker 4 and execute it under a 100 MB/s throttle"
+# remove-brokers moves only the replicas broker 4 holds (kafka-reassign-partitions --generate
+# would reshuffle every partition of the topics), each to a broker and a log directory that keep
+# the rack rule and the disks within their capacity.
+run reassign plan --goal remove-brokers --brokers 4 --output-file "$work/drain.json"
+run reassign check --reassignment-json-file "$work/drain.json" --throttle 100MB
 # The first block execute prints is the assignment to keep for a rollback.
-run reassign execute --reassignment-json-file "$work/drain.json" --throttle 100000000 | tee "$work/execute.out"
+run reassign execute --reassignment-json-file "$work/drain.json" --throttle 100MB | tee "$work/execute.out"
 run reassign list
 
-step "3. Let the copies run; verify until the reassignment is complete"
+step "3. Let the copies run; verify until the reassignment is done"
 for round in $(seq 1 100); do
     run clock advance 10m
     out="$("$KJBOD" reassign verify --reassignment-json-file "$work/drain.json")"
     printf '$ kjbod reassign verify --reassignment-json-file %s\n%s\n' "$work/drain.json" "$out"
-    if ! grep -q "is still in progress" <<<"$out"; then
+    # -o json says it in one field: no need to read the lines.
+    done_="$("$KJBOD" -o json reassign verify --reassignment-json-file "$work/drain.json" | python3 -c 'import json, sys; print(json.load(sys.stdin)["done"])')"
+    if [ "$done_" = True ]; then
         break
     fi
     if [ "$round" = 100 ]; then
