@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from kjbod.cli.context import app_context
-from kjbod.cli.render import Lines, emit
+from kjbod.cli.render import Lines, emit, verbatim
 
 
 def register(root: typer.Typer) -> None:
@@ -23,7 +23,11 @@ def assign_dirs(
         Optional[list[str]], typer.Option("--assign", help="TOPIC:PARTITION=DIR (DIR: a directory id, a reserved id, or a path of the broker); repeatable.", metavar="T:P=DIR")
     ] = None,
     file: Annotated[
-        Optional[Path], typer.Option("--file", help='A JSON file {"assignments": [{"topic": ..., "partition": ..., "directory": ...}]}.', metavar="F")
+        Optional[Path], typer.Option("--file", help=verbatim(
+            "A JSON file of assignments:",
+            '{"assignments": [',
+            '  {"topic": "orders", "partition": 0, "directory": "/mnt/d1"}]}',
+        ), metavar="F")
     ] = None,
     auto: Annotated[bool, typer.Option("--auto", help="Choose as the broker does: the least loaded online, uncordoned directory for every replica without one.")] = False,
 ) -> None:

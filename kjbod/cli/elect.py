@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from kjbod.cli.context import app_context
-from kjbod.cli.render import Lines, emit
+from kjbod.cli.render import Lines, emit, verbatim
 
 
 class ElectionType(str, Enum):
@@ -27,7 +27,7 @@ def elect(
     topic: Annotated[Optional[str], typer.Option("--topic", help="One topic (with --partition).")] = None,
     partition: Annotated[Optional[int], typer.Option("--partition", help="The partition of --topic.")] = None,
     path_to_json_file: Annotated[
-        Optional[Path], typer.Option("--path-to-json-file", help='{"partitions": [{"topic": "foo", "partition": 1}]}', metavar="F")
+        Optional[Path], typer.Option("--path-to-json-file", help=verbatim("The partitions:", '{"partitions": [{"topic": "foo", "partition": 1}]}'), metavar="F")
     ] = None,
     all_topic_partitions: Annotated[bool, typer.Option("--all-topic-partitions", help="Every partition that needs the election.")] = False,
 ) -> None:

@@ -10,7 +10,7 @@ import typer
 from kjbod.cli.context import app_context
 from kjbod.cli.log_dirs import report_problems
 from kjbod.cli.progress import Progress
-from kjbod.cli.render import Lines, emit
+from kjbod.cli.render import Lines, emit, verbatim
 
 app = typer.Typer(
     help="Bring a real cluster into a new cluster state: brokers, directories, topics, assignment, sizes.\n\n"
@@ -28,7 +28,11 @@ def cluster(
     ctx: typer.Context,
     brokers: Annotated[
         Path,
-        typer.Option("--brokers", help='The brokers: {"brokers": [{"id": 1, "rack": "r1", "log_dirs": [{"path": "/mnt/d1", "capacity_bytes": N}]}]}.', metavar="FILE"),
+        typer.Option("--brokers", help=verbatim(
+            "The brokers:",
+            '{"brokers": [{"id": 1, "rack": "r1", "log_dirs": [',
+            '  {"path": "/mnt/d1", "capacity_bytes": 4000000000000}]}]}',
+        ), metavar="FILE"),
     ],
     assignment: Annotated[
         Path,

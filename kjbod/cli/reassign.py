@@ -13,7 +13,7 @@ import typer
 
 from kjbod.cli import reassign_check, reassign_plan
 from kjbod.cli.context import AppContext, app_context
-from kjbod.cli.render import Lines, emit
+from kjbod.cli.render import Lines, emit, verbatim
 
 app = typer.Typer(
     help="Partition reassignment, as kafka-reassign-partitions: generate, execute, verify, cancel, list (and plan, check).\n\n"
@@ -25,7 +25,12 @@ ReassignmentFile = Annotated[
     Path,
     typer.Option(
         "--reassignment-json-file", metavar="F",
-        help='The reassignment: {"version":1,"partitions":[{"topic":"foo","partition":1,"replicas":[1,2,3],"log_dirs":["any","/mnt/d2","any"]}]}.',
+        help=verbatim(
+            "The reassignment, in Kafka's JSON:",
+            '{"version":1,"partitions":[',
+            ' {"topic":"foo","partition":1,"replicas":[1,2,3],',
+            '  "log_dirs":["any","/mnt/d2","any"]}]}',
+        ),
     ),
 ]
 PreserveThrottles = Annotated[
@@ -59,7 +64,7 @@ def _finish(app_: AppContext, report) -> None:
 def generate(
     ctx: typer.Context,
     topics_to_move_json_file: Annotated[
-        Path, typer.Option("--topics-to-move-json-file", metavar="F", help='The topics to move: {"topics":[{"topic":"foo"}],"version":1}.')
+        Path, typer.Option("--topics-to-move-json-file", metavar="F", help=verbatim("The topics to move:", '{"topics":[{"topic":"foo"}],"version":1}'))
     ],
     broker_list: Annotated[str, typer.Option("--broker-list", metavar="LIST", help='The brokers to assign to, as "0,1,2".')],
     disable_rack_aware: Annotated[bool, typer.Option("--disable-rack-aware", help="Ignore the brokers' racks.")] = False,

@@ -87,6 +87,12 @@ def _width() -> int:
     return max(shutil.get_terminal_size((160, 24)).columns, 80)
 
 
+def verbatim(*lines: str) -> str:
+    """Help text that Click prints line for line (its `\\b` marker): a JSON example is not
+    rewrapped, so it is never broken inside a word. Keep each line within the help column."""
+    return "\b\n" + "\n".join(lines)
+
+
 def emit(app: AppContext, view: View) -> None:
     """Write a view to stdout in the selected output format."""
     if app.json:

@@ -119,3 +119,19 @@ def test_the_audit_catches_a_command_without_an_example() -> None:
     assert _examples("Do something.\n\nNo example here.") == []
     with pytest.raises(Exception, match="No such option"):
         _resolve("kjbod clock advance --no-such-flag")
+
+
+@pytest.mark.parametrize(("command", "ctx"), COMMANDS, ids=IDS)
+def test_json_examples_in_help_are_printed_line_for_line(command: Any, ctx: Any) -> None:
+    """A JSON example has no spaces to wrap at, so Click broke it inside a word; help that holds
+    one is a `\\b` block (cli/render.py verbatim), whose lines reach the reader whole."""
+    rendered = docs._help_text(command, ctx).splitlines()
+    for param in command.params:
+        text = getattr(param, "help", None) or ""
+        if '{"' not in text:
+            continue
+        assert text.startswith("\b\n"), f"{ctx.command_path} {param.opts[0]}: JSON in help needs verbatim(...)"
+        for line in text.split("\n")[1:]:
+            assert any(shown.rstrip().endswith(line) or line + "  [required]" in shown for shown in rendered), (
+                f"{ctx.command_path} {param.opts[0]}: {line!r} was rewrapped"
+            )
