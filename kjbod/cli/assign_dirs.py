@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from kjbod.cli import completion
 from kjbod.cli.context import app_context
 from kjbod.cli.render import Lines, emit, verbatim
 
@@ -17,7 +18,7 @@ def register(root: typer.Typer) -> None:
 
 def assign_dirs(
     ctx: typer.Context,
-    broker: Annotated[int, typer.Option("--broker", help="The broker whose replicas are assigned.", metavar="N")],
+    broker: Annotated[int, typer.Option("--broker", help="The broker whose replicas are assigned.", metavar="N", autocompletion=completion.broker_id)],
     broker_epoch: Annotated[Optional[int], typer.Option("--broker-epoch", help="The epoch the broker sends (default: its current one).", metavar="E")] = None,
     assign: Annotated[
         Optional[list[str]], typer.Option("--assign", help="TOPIC:PARTITION=DIR (DIR: a directory id, a reserved id, or a path of the broker); repeatable.", metavar="T:P=DIR")

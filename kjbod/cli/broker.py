@@ -8,12 +8,13 @@ from typing import Annotated, Optional
 
 import typer
 
+from kjbod.cli import completion
 from kjbod.cli.context import AppContext, app_context
 from kjbod.cli.render import Column, Lines, Table, emit
 
 app = typer.Typer(help="Broker lifecycle in the cluster state: register, heartbeat, fail or cordon a directory, shut down.\n\nExample: kjbod broker register --config /etc/kafka/server.properties", no_args_is_help=True)
 
-BrokerId = Annotated[int, typer.Option("--id", help="The broker id (node.id).", metavar="N")]
+BrokerId = Annotated[int, typer.Option("--id", help="The broker id (node.id).", metavar="N", autocompletion=completion.broker_id)]
 DirOption = Annotated[str, typer.Option("--dir", help="A directory of that broker: its directory id or its path.", metavar="DIR")]
 
 
@@ -42,7 +43,7 @@ def _emit_change(app_: AppContext, headline: str, impact, data: dict) -> None:  
 @app.command("register")
 def register_broker(
     ctx: typer.Context,
-    broker_id: Annotated[Optional[int], typer.Option("--id", help="The broker id.", metavar="N")] = None,
+    broker_id: Annotated[Optional[int], typer.Option("--id", help="The broker id.", metavar="N", autocompletion=completion.broker_id)] = None,
     config: Annotated[
         Optional[Path], typer.Option("--config", "-c", help="The broker's server.properties: node.id, broker.rack, log.dirs and each directory's meta.properties.", metavar="FILE")
     ] = None,

@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from kjbod.cli import completion
 from kjbod.cli.context import app_context
 from kjbod.cli.render import Lines, emit, verbatim
 
@@ -24,7 +25,7 @@ def register(root: typer.Typer) -> None:
 def elect(
     ctx: typer.Context,
     election_type: Annotated[ElectionType, typer.Option("--election-type", case_sensitive=False, help="PREFERRED: move leadership to the preferred replica. UNCLEAN: elect a replica outside the ISR where there is no leader.")],
-    topic: Annotated[Optional[str], typer.Option("--topic", help="One topic (with --partition).")] = None,
+    topic: Annotated[Optional[str], typer.Option("--topic", help="One topic (with --partition).", autocompletion=completion.topic_name)] = None,
     partition: Annotated[Optional[int], typer.Option("--partition", help="The partition of --topic.")] = None,
     path_to_json_file: Annotated[
         Optional[Path], typer.Option("--path-to-json-file", help=verbatim("The partitions:", '{"partitions": [{"topic": "foo", "partition": 1}]}'), metavar="F")

@@ -11,6 +11,7 @@ from typing import Annotated, Callable, Optional
 
 import typer
 
+from kjbod.cli import completion
 from kjbod.cli.context import AppContext, app_context
 from kjbod.cli.render import Lines, emit
 
@@ -22,6 +23,7 @@ MetadataOption = Annotated[
         "--metadata",
         metavar="VERSION",
         help="DEPRECATED -- the metadata.version to set, e.g. 4.3-IV0. Use --release-version.",
+        autocompletion=completion.release_version,
     ),
 ]
 ReleaseVersionOption = Annotated[
@@ -31,6 +33,7 @@ ReleaseVersionOption = Annotated[
         metavar="VERSION",
         help="Set every feature to its level for this release, e.g. 4.3 sets metadata.version=30 and the "
         "defaults shown by version-mapping.",
+        autocompletion=completion.release_version,
     ),
 ]
 FeatureLevelOption = Annotated[
@@ -160,6 +163,7 @@ def version_mapping(
             "--release-version",
             metavar="VERSION",
             help="The release to look up (minimum 3.3-IV3); the default is the latest production release, 4.3-IV0.",
+            autocompletion=completion.release_version,
         ),
     ] = None,
 ) -> None:

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from kjbod.cli import completion
 from kjbod.cli.context import AppContext, app_context
 from kjbod.cli.render import Lines, emit
 
@@ -61,10 +62,16 @@ def report_problems(app_: AppContext, problems: list[str]) -> None:
 def describe(
     ctx: typer.Context,
     broker_list: Annotated[
-        str | None, typer.Option("--broker-list", help="Only these brokers, comma-separated, e.g. 1,2 (default: every broker).", metavar="IDS")
+        str | None, typer.Option(
+            "--broker-list", help="Only these brokers, comma-separated, e.g. 1,2 (default: every broker).", metavar="IDS",
+            autocompletion=completion.broker_list,
+        )
     ] = None,
     topic_list: Annotated[
-        str | None, typer.Option("--topic-list", help="Only partitions of these topics, comma-separated (default: every topic).", metavar="TOPICS")
+        str | None, typer.Option(
+            "--topic-list", help="Only partitions of these topics, comma-separated (default: every topic).", metavar="TOPICS",
+            autocompletion=completion.topic_list,
+        )
     ] = None,
     from_disk: Annotated[
         bool, typer.Option("--from-disk", help="Scan this host's log directories (needs --config) instead of reading the cluster state.")

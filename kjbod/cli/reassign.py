@@ -11,6 +11,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from kjbod.cli import completion
 from kjbod.cli import reassign_check, reassign_plan
 from kjbod.cli.context import AppContext, app_context
 from kjbod.cli.render import Lines, emit, verbatim
@@ -66,7 +67,9 @@ def generate(
     topics_to_move_json_file: Annotated[
         Path, typer.Option("--topics-to-move-json-file", metavar="F", help=verbatim("The topics to move:", '{"topics":[{"topic":"foo"}],"version":1}'))
     ],
-    broker_list: Annotated[str, typer.Option("--broker-list", metavar="LIST", help='The brokers to assign to, as "0,1,2".')],
+    broker_list: Annotated[
+        str, typer.Option("--broker-list", metavar="LIST", help='The brokers to assign to, as "0,1,2".', autocompletion=completion.broker_list)
+    ],
     disable_rack_aware: Annotated[bool, typer.Option("--disable-rack-aware", help="Ignore the brokers' racks.")] = False,
     seed: Annotated[
         Optional[int], typer.Option("--seed", help="Seed for the random start and shift (java.util.Random), for a repeatable proposal.")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+from kjbod.cli import completion
 from kjbod.cli.context import AppContext, app_context
 from kjbod.cli.render import Lines, emit
 
@@ -44,6 +45,7 @@ def format_command(
         typer.Option(
             "--release-version", "-r", metavar="VERSION",
             help="The metadata.version to bootstrap, e.g. 4.3 or 4.3-IV0 (default: the latest production version, 4.3-IV0).",
+            autocompletion=completion.release_version,
         ),
     ] = None,
     feature: Annotated[

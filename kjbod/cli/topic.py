@@ -6,6 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from kjbod.cli import completion
 from kjbod.cli.context import app_context
 from kjbod.cli.render import Lines, emit
 
@@ -64,7 +65,7 @@ def create(
 @app.command()
 def describe(
     ctx: typer.Context,
-    name: Annotated[Optional[str], typer.Argument(help="One topic; all topics when left out.")] = None,
+    name: Annotated[Optional[str], typer.Argument(help="One topic; all topics when left out.", autocompletion=completion.topic_name)] = None,
 ) -> None:
     """Describe topics as kafka-topics --describe, plus each replica's directory and the offline replicas.
 
@@ -78,7 +79,7 @@ def describe(
 
 
 @app.command()
-def delete(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The topic name.")]) -> None:
+def delete(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The topic name.", autocompletion=completion.topic_name)]) -> None:
     """Delete a topic (its partitions and configs go with it).
 
     Example: kjbod topic delete orders
@@ -92,7 +93,7 @@ def delete(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The top
 @app.command("set-size")
 def set_size(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="The topic name.")],
+    name: Annotated[str, typer.Argument(help="The topic name.", autocompletion=completion.topic_name)],
     size_text: Annotated[
         str, typer.Option("--bytes", help="The size of each partition's log: bytes, or with a unit (50GiB, 500GB).", metavar="B")
     ],

@@ -30,6 +30,7 @@ from kjbod.log.snapshot import list_snapshots, read_snapshot, write_snapshot
 from kjbod.records import Record
 from kjbod.records.codec import RecordDecodeError, RecordRun, batch_entries, decode_entries, encode_entries, entry_count
 from kjbod.state.marker import check_state_directory
+from kjbod.state.names import may_rename, sync_name_index
 
 RECORDS_PER_BATCH = 5000
 
@@ -73,6 +74,8 @@ class ClusterState:
             self.log = RecordLog(path)
             with gc_paused():
                 self.image = self._load()
+            if write:
+                sync_name_index(path, self.image, check=True)
             # The image lives as long as the command: keep the cyclic collector from rescanning
             # its millions of objects every time the operation allocates.
             gc.freeze()
@@ -211,6 +214,8 @@ class ClusterState:
         except OSError as exc:
             raise UserError(f"Cannot write to the cluster state {self.path}: {exc.strerror or exc}") from None
         self.image = new_image
+        if may_rename(entries):
+            sync_name_index(self.path, new_image)
         return Commit(first, last)
 
     def write_snapshot(self) -> Path:

@@ -78,3 +78,16 @@ def test_zsh_and_fish_get_commands_with_their_summaries() -> None:
     assert zsh.startswith("_arguments '*: :((") and '"describe":"Show each broker' in zsh and '"import":"Load saved' in zsh
     fish = _complete("fish", "kjbod clock ")
     assert [line.split("\t")[0] for line in fish.splitlines()] == ["show", "advance", "set-rate"]
+
+
+@pytest.mark.skipif(shutil.which("bash") is None or not (BIN / "kjbod").exists(), reason="needs bash and the kjbod script")
+def test_bash_completes_names_from_the_cluster_state(tmp_path: Path) -> None:
+    from kjbod.records import FeatureLevelRecord, TopicRecord
+    from kjbod.state.cluster_state import ClusterState
+
+    state = tmp_path / "state"
+    with ClusterState.open(state, write=True, create=True) as opened:
+        opened.commit([FeatureLevelRecord(name="metadata.version", feature_level=30)])
+        opened.commit([TopicRecord(name="orders", topic_id="cJ3rE4bvQc2w5Y0kT1q9Zg"), TopicRecord(name="audit", topic_id="AAAAAAAAAAAAAAAAAAAAZA")])
+    assert _bash_complete(f"kjbod --state {state} topic describe ") == ["audit", "orders"]
+    assert _bash_complete(f"kjbod --state {state} topic describe or") == ["orders"]
