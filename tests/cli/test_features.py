@@ -288,13 +288,9 @@ def test_the_request_is_checked_before_the_state_is_opened(cli: Cli, tmp_path: P
 
 def test_a_formatted_controller_names_itself_in_refusals(cli: Cli, tmp_path: Path) -> None:
     """Kafka's `Local controller <node.id> ...` (QuorumFeatures.java:109): the node that formatted the state."""
-    config = tmp_path / "controller.properties"
-    config.write_text(
-        f"process.roles=controller\nnode.id=3000\nlog.dirs={tmp_path / 'meta'}\n"
-        "controller.quorum.voters=3000@localhost:9093\ncontroller.listener.names=CONTROLLER\n"
-    )
-    state = tmp_path / "formatted"
-    assert cli("format", "-c", str(config), "-t", "XcZZOzUqS4yHOjhMQB6JLQ", state=state).exit_code == 0
+    from .test_jbod_story import formatted_controller
+
+    state = formatted_controller(cli, tmp_path)
     result = cli("features", "upgrade", "--feature", "group.version=2", state=state)
     message = PREFIX + "Invalid update version 2 for feature group.version. Local controller 3000 only supports versions 0-1"
     assert (result.exit_code, result.stdout) == (1, f"Could not upgrade group.version to 2. {message}\n")

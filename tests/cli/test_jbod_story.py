@@ -27,7 +27,8 @@ def broker_config(root: Path, broker: int) -> Path:
     )
 
 
-def test_the_jbod_story(cli: Cli, tmp_path: Path) -> None:
+def formatted_controller(cli: Cli, tmp_path: Path) -> Path:
+    """A controller (node 3000) formatted for CLUSTER_ID, which initialises the cluster state."""
     state = tmp_path / "state"
     controller = write_config(
         tmp_path / "controller.properties",
@@ -35,6 +36,11 @@ def test_the_jbod_story(cli: Cli, tmp_path: Path) -> None:
         "controller.quorum.voters=3000@localhost:9093\ncontroller.listener.names=CONTROLLER\n",
     )
     assert cli("format", "-c", str(controller), "-t", CLUSTER_ID, state=state).exit_code == 0
+    return state
+
+
+def test_the_jbod_story(cli: Cli, tmp_path: Path) -> None:
+    state = formatted_controller(cli, tmp_path)
 
     # Three brokers with three disks each register from their own files and are unfenced.
     for broker in (1, 2, 3):
@@ -103,13 +109,7 @@ def test_the_jbod_story(cli: Cli, tmp_path: Path) -> None:
 
 def test_a_broker_formatted_for_another_cluster_is_refused(cli: Cli, tmp_path: Path) -> None:
     """Kafka's controller refuses it with INCONSISTENT_CLUSTER_ID (ClusterControlManager.java:350)."""
-    state = tmp_path / "state"
-    controller = write_config(
-        tmp_path / "controller.properties",
-        f"process.roles=controller\nnode.id=3000\nlog.dirs={tmp_path / 'controller'}\n"
-        "controller.quorum.voters=3000@localhost:9093\ncontroller.listener.names=CONTROLLER\n",
-    )
-    assert cli("format", "-c", str(controller), "-t", CLUSTER_ID, state=state).exit_code == 0
+    state = formatted_controller(cli, tmp_path)
     other = "MkU3OEVBNTcwNTJENDM2Qk"
     config = broker_config(tmp_path, 1)
     assert cli("format", "-c", str(config), "-t", other, state=state).exit_code == 0
