@@ -68,7 +68,8 @@ class KjbodClusterRecord(Record):
     own node id from its config; a cluster state has neither, so `format` on a controller (and
     `import cluster --cluster-id`) records them here, once, before anything else."""
 
-    API_KEY = 1004
+    # 1004 and 1005 are held for the controller-quorum records (KjbodQuorumRecord, KjbodControllerReplicaRecord).
+    API_KEY = 1006
     VERSIONS = range(0, 1)
     type: Literal["KjbodClusterRecord"] = "KjbodClusterRecord"
     # Any string, as kafka-storage accepts any --cluster-id.
