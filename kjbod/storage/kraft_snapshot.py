@@ -62,7 +62,7 @@ SNAPSHOT_FILE_MODE = 0o400
 _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 # The versions Kafka writes control records at (ControlRecordUtils.*_CURRENT_VERSION).
 CONTROL_RECORD_VERSION = 0
-_CONTROL_SCHEMAS = {
+CONTROL_SCHEMAS = {
     CONTROL_SNAPSHOT_HEADER: "SnapshotHeaderRecord",
     CONTROL_SNAPSHOT_FOOTER: "SnapshotFooterRecord",
     CONTROL_KRAFT_VERSION: "KRaftVersionRecord",
@@ -397,7 +397,7 @@ class ControlRecord:
 def decode_control(offset: int, key: bytes | None, value: bytes | None, position: int) -> ControlRecord:
     """A control record's message, read at the version its first field (Version) names."""
     control_type = control_type_of(key)
-    name = _CONTROL_SCHEMAS.get(control_type)
+    name = CONTROL_SCHEMAS.get(control_type)
     if name is None or value is None:
         return ControlRecord(offset, control_type, None)
     try:
