@@ -74,8 +74,10 @@ def format_command(
     """Format this node's log directories, as kafka-storage format.
 
     Writes meta.properties (cluster id, node id, a new directory.id) and bootstrap.checkpoint in
-    every directory that needs them; formatted directories are never modified. On a controller, also initialises the cluster
-    state (--state) with the bootstrap feature levels if it holds no records yet.
+    every directory that needs them, and with --standalone or --initial-controllers the KIP-853
+    bootstrap snapshot (the initial voter set) in the metadata directory; formatted directories
+    are never modified. On a controller, also initialises the cluster state (--state) with the
+    bootstrap feature levels if it holds no records yet.
 
     Example: kjbod format -c /etc/kafka/server.properties -t XcZZOzUqS4yHOjhMQB6JLQ --ignore-formatted
     """
@@ -122,9 +124,7 @@ def _warn_unreadable(app_: AppContext, unreadable: Sequence[DirectoryPlan], advi
 
 
 def _emit_format(app_: AppContext, outcome: FormatOutcome) -> None:
-    from kjbod.storage.formatter import DirectoryKind, DirectoryStatus, StateStatus
-
-    dynamic_kinds = (DirectoryKind.DYNAMIC_METADATA, DirectoryKind.DYNAMIC_METADATA_VOTER)
+    from kjbod.storage.formatter import DirectoryStatus, StateStatus
 
     plan = outcome.plan
     mv = plan.metadata_version
@@ -141,13 +141,6 @@ def _emit_format(app_: AppContext, outcome: FormatOutcome) -> None:
             lines.append(f"Would format {kind} {result.plan.path} with metadata.version {mv}.")
     state = outcome.state
     _warn_unreadable(app_, plan.unreadable, "then run format again with --ignore-formatted")
-    if any(r.status in (DirectoryStatus.FORMATTED, DirectoryStatus.WOULD_FORMAT) and r.plan.kind in dynamic_kinds for r in outcome.directories):
-        app_.message(
-            "Note: kjbod does not write the KIP-853 bootstrap snapshot "
-            "(__cluster_metadata-0/00000000000000000000-0000000000.checkpoint) that kafka-storage writes for "
-            "--standalone/--initial-controllers, so a Kafka controller started on this metadata directory has no "
-            "initial voter set; to run Kafka on it, format it with kafka-storage instead."
-        )
     # stdout carries kafka-storage's lines; what kjbod adds (the cluster state) goes to stderr.
     if state is not None and state.status is StateStatus.INITIALISED:
         app_.message(f"Initialised the cluster state {state.path} with metadata.version {mv}.")

@@ -5,7 +5,8 @@ checks the flags in StorageTool's order and the directories in the Formatter's o
 Kafka's messages), chooses the metadata.version and feature levels, and decides for each
 directory whether it is formatted and with which directory id. `write_plan` then writes the new
 directories; kjbod.tools.format adds the controller's cluster-state bootstrap. A dry run is the
-plan alone.
+plan alone. A dynamic metadata directory (--standalone / --initial-controllers) also gets the
+KIP-853 bootstrap snapshot holding the initial voter set, byte for byte as Kafka writes it.
 
 Deliberate differences from Kafka, each for the operator's benefit:
 - Directories are formatted and reported in sorted order; Kafka iterates a Java HashMap, whose
@@ -25,6 +26,8 @@ Deliberate differences from Kafka, each for the operator's benefit:
 from __future__ import annotations
 
 import random
+import shutil
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -47,6 +50,7 @@ from kjbod.common.versions import (
 from kjbod.errors import UsageError, UserError
 from kjbod.records import FeatureLevelRecord
 from kjbod.storage.bootstrap_checkpoint import write_bootstrap_checkpoint
+from kjbod.storage.kraft_snapshot import CLUSTER_METADATA_DIR, Voter, VoterEndpoint, write_bootstrap_snapshot
 from kjbod.storage.config import NodeConfig, java_trim, load_node_config
 from kjbod.storage.ensemble import (
     DirectoryState,
@@ -55,7 +59,7 @@ from kjbod.storage.ensemble import (
     generate_directory_id,
 )
 from kjbod.storage.meta_properties import MetaProperties, write_meta_properties
-from kjbod.storage.voters import DynamicVoter, parse_voters
+from kjbod.storage.voters import DynamicVoter, java_host_string, parse_voters
 
 Notify = Callable[[str], None]
 
@@ -322,6 +326,10 @@ def plan_format(request: FormatRequest, *, rng: random.Random | None = None) -> 
             "Because controller.quorum.voters is not set on this controller, you must specify one of the "
             "following: --standalone, --initial-controllers, or --no-initial-controllers."
         )
+    if voters and not config.controller_listener_names:
+        # KafkaConfig refuses such a config before StorageTool runs; the bootstrap snapshot
+        # names its voters' endpoint after the first controller listener.
+        raise FormatError("controller.listener.names must contain at least one value when running KRaft with just the broker role")
     requested = parse_feature_flags(request.features)
     # Formatter.run() from here on.
     if config.node_id < 0:
@@ -486,20 +494,45 @@ def _remove_created(created: list[Path]) -> None:
             pass  # best effort: it is empty unless someone else wrote into it meanwhile
 
 
+def bootstrap_voters(plan: FormatPlan) -> list[Voter]:
+    """The voter set of the KIP-853 bootstrap snapshot (DynamicVoters.toVoterSet): each voter
+    with one endpoint, named after the first controller listener (upper-cased, as
+    ListenerName.normalised), at the host Java's InetSocketAddress.getHostString gives."""
+    listener = plan.config.controller_listener_names[0].upper()
+    return [
+        Voter(v.node_id, v.directory_id, (VoterEndpoint(listener, java_host_string(v.host), v.port),))
+        for v in plan.initial_controllers
+    ]
+
+
 def write_directory(plan: FormatPlan, directory: DirectoryPlan, date: datetime | None = None) -> None:
-    """Create the directory and write its files: bootstrap.checkpoint, then meta.properties
-    (its presence is what makes a directory formatted). On failure the directory is left as it
-    was found: the files written and the directories created for it are removed again."""
+    """Create the directory and write its files as Kafka's Formatter does: bootstrap.checkpoint,
+    for a dynamic metadata directory the KIP-853 bootstrap snapshot
+    (`__cluster_metadata-0/00000000000000000000-0000000000.checkpoint`, the initial voter set),
+    then meta.properties (its presence is what makes a directory formatted). On failure the
+    directory is left as it was found: the files written and the directories created for it are
+    removed again."""
     path = Path(directory.path)
     created = _create_directories(path)
-    checkpoint: Path | None = None
+    written: list[Path] = []
     try:
         timestamp_ms = None if date is None else int(date.timestamp() * 1000)
-        checkpoint = write_bootstrap_checkpoint(path, plan.records, timestamp_ms)
+        written.append(write_bootstrap_checkpoint(path, plan.records, timestamp_ms))
+        if directory.kind in (DirectoryKind.DYNAMIC_METADATA, DirectoryKind.DYNAMIC_METADATA_VOTER):
+            snapshot_dir = path / CLUSTER_METADATA_DIR
+            if not snapshot_dir.exists():
+                written.append(snapshot_dir)
+            clock = (lambda: time.time_ns() // 1_000_000) if timestamp_ms is None else timestamp_ms
+            written.append(
+                write_bootstrap_snapshot(path, bootstrap_voters(plan), kraft_version=plan.feature_levels[KRAFT_VERSION], timestamp_ms=clock)
+            )
         write_meta_properties(path, plan.meta_properties(directory).to_properties(), date)
     except BaseException:
-        if checkpoint is not None:
-            checkpoint.unlink(missing_ok=True)
+        for item in reversed(written):
+            if item.is_dir():
+                shutil.rmtree(item, ignore_errors=True)
+            else:
+                item.unlink(missing_ok=True)
         _remove_created(created)
         raise
 

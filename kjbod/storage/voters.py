@@ -6,6 +6,7 @@ Grammar and messages of Kafka's DynamicVoters/DynamicVoter parsers:
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 
 from kjbod.common.java import parse_java_int
@@ -31,6 +32,21 @@ class DynamicVoter:
 
     def to_json(self) -> dict[str, object]:
         return {"nodeId": self.node_id, "host": self.host, "port": self.port, "directoryId": self.directory_id}
+
+
+def java_host_string(host: str) -> str:
+    """What `new InetSocketAddress(host, port).getHostString()` gives (DynamicVoter.toVoterNode):
+    a host name as written; an IP literal as Java prints the parsed address (IPv6 in full,
+    without zero compression; an IPv4-mapped IPv6 address as IPv4)."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return ":".join(f"{int(group, 16):x}" for group in address.exploded.split(":"))
+    return str(address)
 
 
 def parse_voter(text: str) -> DynamicVoter:

@@ -228,7 +228,9 @@ def test_structural_errors_exit_2(cli: Cli, tmp_path: Path) -> None:
     assert result.stderr == "argument --no-initial-controllers/-N: not allowed with argument --standalone/-s\n"
 
 
-def test_standalone_warns_about_the_kip_853_snapshot(cli: Cli, tmp_path: Path, state_dir: Path) -> None:
+def test_standalone_writes_the_kip_853_bootstrap_snapshot(cli: Cli, tmp_path: Path, state_dir: Path) -> None:
+    from kjbod.storage.kraft_snapshot import Voter, VoterEndpoint, read_kraft_snapshot
+
     config = write_config(
         tmp_path, "c.properties", process_roles="controller", node_id="3000", controller_quorum_voters="",
         listeners="CONTROLLER://:9093", log_dirs=f"{tmp_path}/meta",
@@ -238,7 +240,11 @@ def test_standalone_warns_about_the_kip_853_snapshot(cli: Cli, tmp_path: Path, s
     assert result.stdout.splitlines()[0] == (
         f"Formatting dynamic metadata voter directory {tmp_path}/meta with metadata.version 4.3-IV0."
     )
-    assert result.stderr.startswith("Note: kjbod does not write the KIP-853 bootstrap snapshot")
+    assert "KIP-853" not in result.stderr
+    directory_id = (tmp_path / "meta" / "meta.properties").read_text().split("directory.id=")[1].split()[0]
+    snapshot = read_kraft_snapshot(tmp_path / "meta" / "__cluster_metadata-0" / "00000000000000000000-0000000000.checkpoint")
+    assert (snapshot.kraft_version, snapshot.data_record_count) == (1, 0)
+    assert snapshot.voters == (Voter(3000, directory_id, (VoterEndpoint("CONTROLLER", "localhost", 9093),)),)
 
 
 def test_a_write_failure_shows_what_was_done(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

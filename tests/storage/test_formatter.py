@@ -430,3 +430,69 @@ def test_the_ibp_setting_counts_as_a_release_version(write_config: WriteConfig) 
     )
     bad_ibp = write_config({**BROKER, "inter.broker.protocol.version": "2.8"}, name="old.properties")
     assert refusal(bad_ibp) == "Version 2.8 is not a valid version"
+
+
+# The KIP-853 bootstrap snapshot -------------------------------------------------------------------
+
+KAFKA_FORMAT = Path(__file__).parents[1] / "fixtures" / "kafka" / "format-initial"
+
+
+def test_initial_controllers_get_the_bootstrap_snapshot_kafkas_formatter_writes(write_config: WriteConfig, tmp_path: Path) -> None:
+    """The same config and flags as the Kafka-written fixture: the same voter set, and the same
+    bytes once Kafka's clock readings are replayed."""
+    from kjbod.storage import kraft_snapshot
+
+    settings = dict(line.split("=", 1) for line in (KAFKA_FORMAT / "server.properties").read_text().splitlines())
+    config = write_config({**settings, "log.dirs": "{tmp}/meta"})
+    spec = "1@localhost:9093:Zx8pTf1mR0uD2b3c4e5f6g,2@[2001:db8::7]:9094:Bb8pTf1mR0uD2b3c4e5f6g,17@c17.example:9095:Cb8pTf1mR0uD2b3c4e5f6g"
+    run(config, tmp_path / "state", release_version="3.9-IV0", initial_controllers=spec)
+    name = "__cluster_metadata-0/00000000000000000000-0000000000.checkpoint"
+    kafka = kraft_snapshot.read_kraft_snapshot(KAFKA_FORMAT / "meta" / name)
+    ours = kraft_snapshot.read_kraft_snapshot(tmp_path / "meta" / name)
+    assert ours.voters == kafka.voters  # ids 1, 17, 2; the IPv6 host as Java prints it
+    assert (ours.kraft_version, ours.last_contained_log_timestamp) == (1, int(DATE.timestamp() * 1000))
+    readings = iter([kafka.last_contained_log_timestamp] + [b.base_timestamp for b in kafka.batches])
+    assert kraft_snapshot.write_bootstrap_snapshot(
+        tmp_path / "again", list(ours.voters or ()), kraft_version=1, timestamp_ms=lambda: next(readings)
+    ).read_bytes() == (KAFKA_FORMAT / "meta" / name).read_bytes()
+
+
+def test_only_a_dynamic_metadata_directory_gets_the_snapshot(write_config: WriteConfig, tmp_path: Path) -> None:
+    config = write_config({**CONTROLLER, "metadata.log.dir": "{tmp}/meta", "log.dirs": "{tmp}/data"})
+    run(config, tmp_path / "state", initial_controllers=f"3001@c2:9093:{VOTER_DIR_ID}")  # an observer
+    assert (tmp_path / "meta" / "__cluster_metadata-0").is_dir()
+    assert not (tmp_path / "data" / "__cluster_metadata-0").exists()
+    static = write_config({**CONTROLLER, "controller.quorum.voters": "3000@localhost:9093", "log.dirs": "{tmp}/static"}, "s.properties")
+    run(static, tmp_path / "state2")
+    assert not (tmp_path / "static" / "__cluster_metadata-0").exists()
+
+
+def test_a_failure_after_the_snapshot_removes_it_too(write_config: WriteConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kjbod.storage import formatter
+
+    def full_disk(directory: Path, props: dict, date: object = None) -> None:
+        raise OSError(28, "No space left on device", str(directory / "meta.properties.tmp"))
+
+    monkeypatch.setattr(formatter, "write_meta_properties", full_disk)
+    config = write_config(CONTROLLER)
+    with pytest.raises(FormatFailed):
+        run(config, tmp_path / "state", standalone=True)
+    assert not (tmp_path / "meta").exists()
+
+
+def test_voters_need_a_controller_listener_name(write_config: WriteConfig) -> None:
+    config = write_config({**BROKER, "controller.listener.names": ""})
+    assert refusal(config, initial_controllers=f"3001@c2:9093:{VOTER_DIR_ID}") == (
+        "controller.listener.names must contain at least one value when running KRaft with just the broker role"
+    )
+
+
+@pytest.mark.parametrize(
+    ("host", "java"),
+    [("localhost", "localhost"), ("10.0.0.1", "10.0.0.1"), ("::1", "0:0:0:0:0:0:0:1"), ("2001:DB8::7", "2001:db8:0:0:0:0:0:7"),
+     ("::ffff:10.1.2.3", "10.1.2.3"), ("c1.example", "c1.example")],
+)
+def test_voter_hosts_as_java_prints_them(host: str, java: str) -> None:
+    from kjbod.storage.voters import java_host_string
+
+    assert java_host_string(host) == java
