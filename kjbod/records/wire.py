@@ -978,6 +978,8 @@ class RunCollector:
         self._columns: list[list[Any]] = [[] for _ in self._names]
         self._collect = message.collector(self._columns)
         self.count = 0
+        # The MetadataRecordSerde frame every record of this run starts with.
+        self.frame = frame_prefix(spec.api_key, version)  # type: ignore[arg-type]
 
     def collect(self, buf: bytes, pos: int, end: int) -> None:
         """Decode the message at `buf[pos:end]` (after its frame) into the columns."""

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from kjbod.common.durable import atomic_write
 from kjbod.records import FeatureLevelRecord
-from kjbod.records.wire import encode_record, varint
+from kjbod.records.wire import encode_record
 from kjbod.storage.kraft_snapshot import (
     BatchAccumulator,
     footer_message,
@@ -29,8 +29,6 @@ from kjbod.storage.kraft_snapshot import (
 from kjbod.storage.record_batch import CONTROL_SNAPSHOT_FOOTER, CONTROL_SNAPSHOT_HEADER
 
 BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
-
-__all__ = ["BOOTSTRAP_CHECKPOINT", "bootstrap_checkpoint_bytes", "varint", "write_bootstrap_checkpoint"]
 
 
 def bootstrap_checkpoint_bytes(records: Sequence[FeatureLevelRecord], timestamp_ms: int | None = None) -> bytes:

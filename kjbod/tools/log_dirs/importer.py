@@ -32,7 +32,7 @@ class LogDirsImport:
     capacities: int = 0
 
 
-def _state_shape(image: Image) -> ClusterShape:
+def _state_shape(image: Image, ignored: Mapping[int, frozenset[str]] | None = None) -> ClusterShape:
     by_name = image.topics.by_name
     directories = {
         broker_id: {d.path: d.directory_id for d in image.cluster.log_dirs.get(broker_id, ())}
@@ -43,10 +43,10 @@ def _state_shape(image: Image) -> ClusterShape:
         found = by_name.get(name)
         return None if found is None else {p: r.replicas for p, r in found.partitions.items()}
 
-    return ClusterShape(directories, topic, "registered in the cluster state", "in the cluster state")
+    return ClusterShape(directories, topic, "registered in the cluster state", "in the cluster state", ignored or {})
 
 
-def plan_log_dirs_import(image: Image, paths: list[Path]) -> LogDirsImport:
+def plan_log_dirs_import(image: Image, paths: list[Path], *, ignored: Mapping[int, frozenset[str]] | None = None) -> LogDirsImport:
     """Records that load saved kafka-log-dirs output into the cluster state.
 
     Brokers match by id and directories by path. For every partition a report shows, the
@@ -55,10 +55,11 @@ def plan_log_dirs_import(image: Image, paths: list[Path]) -> LogDirsImport:
     future replicas get replica-log entries, and entries the reports no longer support are
     removed. A replica found in another directory than the state records is a warning only:
     directory assignments change through `kjbod assign-dirs`.
+    `ignored` names paths per broker to pass over (see ClusterShape.ignored).
     Raises ValidationFailed with every problem, writing nothing.
     """
     problems = Problems()
-    seen = read_log_dirs_outputs(paths, _state_shape(image), problems)
+    seen = read_log_dirs_outputs(paths, _state_shape(image, ignored), problems)
     if problems:
         raise ValidationFailed(problems.items, "nothing was written")
 

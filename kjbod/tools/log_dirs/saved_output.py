@@ -117,6 +117,9 @@ class ClusterShape:
     topic: Callable[[str], Mapping[int, tuple[int, ...]] | None]
     brokers_source: str  # e.g. "in the brokers file brokers.json"
     partitions_source: str  # e.g. "in the assignment assignment.json"
+    # Paths of a broker to pass over without a problem: directories the caller accounts for
+    # elsewhere (an import from a snapshot could not tell which directory id they are).
+    ignored: Mapping[int, frozenset[str]] = field(default_factory=dict)
 
 
 def _normalized(path: str) -> str:
@@ -232,6 +235,12 @@ class LogDirsReader:
             return
         path = raw.get("logDir")
         directory = None
+        if broker is not None and type(path) is str and path in self.shape.ignored.get(broker, ()):
+            # Checked like any other, but nothing it holds is recorded.
+            raw_partitions = raw.get("partitions")
+            if type(raw_partitions) is list:
+                self._read_partitions(raw_partitions, source, where, broker, None, record=False)
+            return
         if type(path) is not str or not path.startswith("/"):
             found = repr(path) if type(path) is str else type_name(path)
             problems.add(source, f"{where}.logDir", f"expected an absolute path, found {found}")
@@ -301,7 +310,9 @@ class LogDirsReader:
         current = by_topic[partition] = {}
         return tuple.__new__(_Slot, (topic, partition, replicas, current, None))
 
-    def _read_partitions(self, raw_partitions: list[Any], source: str, where: str, broker: int | None, directory: str | None) -> None:
+    def _read_partitions(
+        self, raw_partitions: list[Any], source: str, where: str, broker: int | None, directory: str | None, *, record: bool = True
+    ) -> None:
         # The hot path of a million-partition import (three million entries): take the log
         # directory's entries apart column by column, check each column at C speed, and only
         # if something is off go through them one by one to name every problem.
@@ -330,6 +341,8 @@ class LogDirsReader:
             replicas = slot.replicas
             future = futures[k]
             if replicas and broker in replicas:
+                if not record:
+                    continue
                 observations = self._future(slot) if future else slot.current
                 if broker not in observations:  # type: ignore[operator]
                     observations[broker] = new(Observation, (directory, sizes[k], lags[k], source, where, k))  # type: ignore[index]

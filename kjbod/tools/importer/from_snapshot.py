@@ -1,0 +1,341 @@
+"""`kjbod import cluster --metadata-snapshot FILE [--metadata-log DIR] [--log-dirs FILE]...`: a new
+cluster state built from a real KRaft controller's own metadata.
+
+A controller's snapshot (`__cluster_metadata-0/<offset>-<epoch>.checkpoint`) and, with
+`--metadata-log`, the log segments after it hold the exact state: every broker with its
+directory ids (KIP-858), fenced, controlled-shutdown and cordoned state, every partition with
+its replicas, ISR, leader, epochs, directories and reassignment, the features and configs. They
+are read as kjbod records (kjbod.storage.controller_metadata) and replayed as they are.
+
+Kafka knows directories only by id. Saved `kafka-log-dirs --describe` output knows them only by
+path. The two are joined through the replicas both list: a path is the directory the snapshot
+places most of the replicas the output lists under it (disagreements are warnings, as in
+`log-dirs import`). A directory no path joins (an empty or failed disk, or no output at all)
+keeps its id as its name, and the summary says which. The output then adds partition sizes,
+lagging replicas and future replicas, exactly as `log-dirs import` does.
+
+Everything is read, replayed and checked before anything is written; the state is created as
+one commit and a snapshot, as `import cluster` does from files.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from kjbod.common.callbacks import Progress, gc_paused, ignore
+from kjbod.common.kafka_uuid import DirectoryId, uuid_sort_key
+from kjbod.errors import ReplayError, UserError
+from kjbod.image import EMPTY_IMAGE, Image, replay_all
+from kjbod.records import KjbodBrokerLogDirsRecord, KjbodLogDir, Record
+from kjbod.records.codec import RecordRun
+from kjbod.storage.controller_metadata import ControllerMetadata, read_controller_metadata
+from kjbod.storage.kraft_snapshot import SnapshotError, SnapshotId
+from kjbod.tools.importer.from_files import NewState
+from kjbod.tools.log_dirs.importer import plan_log_dirs_import
+from kjbod.tools.log_dirs.saved_output import json_start, split_partition_name
+
+_RESERVED = frozenset((DirectoryId.MIGRATING, DirectoryId.UNASSIGNED, DirectoryId.LOST))
+
+
+@dataclass
+class SnapshotImportRequest:
+    snapshot: Path
+    metadata_log: Path | None = None
+    log_dirs_files: list[Path] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class UnjoinedDirectory:
+    broker: int
+    directory_id: str
+    offline: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"broker": self.broker, "directoryId": self.directory_id, "offline": self.offline}
+
+
+@dataclass
+class SnapshotImportSummary:
+    state: str
+    snapshot: str
+    snapshot_id: SnapshotId | None  # from the file name
+    metadata_version: str
+    brokers: int
+    directories: int
+    offline_directories: int
+    joined_directories: int
+    unjoined_directories: list[UnjoinedDirectory]
+    unjoined_paths: list[str]  # paths in the log-dirs output no directory id was found for
+    topics: int
+    partitions: int
+    replicas: int
+    reassigning_partitions: int
+    snapshot_records: int
+    log_records: int
+    log_segments: int
+    torn_batch: str | None
+    not_modelled: dict[str, int]
+    dropped_in_transactions: int
+    open_transaction: bool
+    sized_partitions: int
+    replica_logs: int
+    future_replicas: int
+    warnings: list[str]
+    # The controller quorum as the snapshot and log record it (kjbod does not model it yet).
+    kraft_version: int | None = None
+    voters: list[dict[str, Any]] = field(default_factory=list)
+    records: int = 0
+    snapshot_written: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "source": {
+                "snapshot": self.snapshot,
+                "snapshotId": {"endOffset": self.snapshot_id.end_offset, "epoch": self.snapshot_id.epoch} if self.snapshot_id else None,
+                "snapshotRecords": self.snapshot_records,
+                "logRecords": self.log_records,
+                "logSegments": self.log_segments,
+                "tornBatch": self.torn_batch,
+                "notModelled": self.not_modelled,
+                "droppedInTransactions": self.dropped_in_transactions,
+                "openTransaction": self.open_transaction,
+                "kraftVersion": self.kraft_version,
+                "voters": self.voters,
+            },
+            "metadataVersion": self.metadata_version,
+            "brokers": self.brokers,
+            "directories": self.directories,
+            "offlineDirectories": self.offline_directories,
+            "joinedDirectories": self.joined_directories,
+            "unjoinedDirectories": [d.to_json() for d in self.unjoined_directories],
+            "unjoinedPaths": self.unjoined_paths,
+            "topics": self.topics,
+            "partitions": self.partitions,
+            "replicas": self.replicas,
+            "reassigningPartitions": self.reassigning_partitions,
+            "sizedPartitions": self.sized_partitions,
+            "replicaLogs": self.replica_logs,
+            "futureReplicas": self.future_replicas,
+            "warnings": self.warnings,
+            "records": self.records,
+            "snapshot": self.snapshot_written,
+        }
+
+
+@dataclass
+class SnapshotImportPlan:
+    entries: list[Record | RecordRun]
+    summary: SnapshotImportSummary
+
+
+# Joining paths to directory ids --------------------------------------------------------------------
+
+
+@dataclass
+class PathJoin:
+    paths: dict[tuple[int, str], str]  # (broker, directory id) -> path
+    unjoined_paths: dict[int, set[str]]  # broker -> paths no directory id was found for
+    warnings: list[str]
+
+
+@dataclass
+class _Census:
+    known: dict[int, set[str]]  # broker -> every directory id it is known to have
+    replicas: int
+    reassigning: int
+
+
+def _census(image: Image) -> _Census:
+    """One pass over the partitions: every directory id each broker is known to have (its
+    registration's online directories and those its replicas are placed in: a failed directory
+    is only in the latter), the replicas and the partitions being reassigned."""
+    known: dict[int, set[str]] = {broker_id: set(b.directories) for broker_id, b in image.cluster.brokers.items()}
+    replicas = reassigning = 0
+    for topic in image.topics.by_id.values():
+        for partition in topic.partitions.values():
+            replicas += len(partition.replicas)
+            reassigning += partition.is_reassigning
+            for broker, directory in zip(partition.replicas, partition.directories):
+                if directory not in _RESERVED and broker in known:
+                    known[broker].add(directory)
+    return _Census(known, replicas, reassigning)
+
+
+def join_paths(files: list[Path], image: Image) -> PathJoin:
+    """Which path each directory id is, from the replicas the log-dirs outputs list under each
+    path. Malformed output is passed over here; reading it for sizes reports every problem."""
+    by_name = image.topics.by_name
+    votes: dict[tuple[int, str], Counter[str]] = defaultdict(Counter)
+    reported: dict[int, set[str]] = defaultdict(set)
+    for path in files:
+        try:
+            data = path.read_bytes()
+            document = orjson.loads(memoryview(data)[json_start(data):])
+        except (OSError, orjson.JSONDecodeError):
+            continue
+        for broker_entry in document.get("brokers", ()) if isinstance(document, dict) else ():
+            broker = broker_entry.get("broker") if isinstance(broker_entry, dict) else None
+            if type(broker) is not int or broker not in image.cluster.brokers:
+                continue
+            for log_dir in broker_entry.get("logDirs") or ():
+                where = log_dir.get("logDir") if isinstance(log_dir, dict) else None
+                if type(where) is not str:
+                    continue
+                reported[broker].add(where)
+                counter = votes[(broker, where)]
+                for item in log_dir.get("partitions") or ():
+                    if not isinstance(item, dict) or item.get("isFuture") is not False or type(item.get("partition")) is not str:
+                        continue
+                    parts = split_partition_name(item["partition"])
+                    topic = by_name.get(parts[0]) if parts else None
+                    partition = topic.partitions.get(parts[1]) if topic and parts else None
+                    if partition is not None and broker in partition.replicas:
+                        directory = partition.directories[partition.replicas.index(broker)]
+                        if directory not in _RESERVED:
+                            counter[directory] += 1
+    paths: dict[tuple[int, str], str] = {}
+    warnings: list[str] = []
+    unjoined: dict[int, set[str]] = {broker: set(found) for broker, found in reported.items()}
+    # The paths with the most agreeing replicas are joined first; a directory id takes one path.
+    ranked = sorted(((c.most_common(1)[0][1], b, p, c) for (b, p), c in votes.items() if c), key=lambda t: (-t[0], t[1], t[2]))
+    for count, broker, where, counter in ranked:
+        directory = counter.most_common(1)[0][0]
+        if (broker, directory) in paths:
+            warnings.append(
+                f"Warning: log directory {where} of broker {broker} holds {count} replica(s) the snapshot places in directory "
+                f"{directory}, which is already {paths[(broker, directory)]}; {where} keeps no directory id"
+            )
+            continue
+        paths[(broker, directory)] = where
+        unjoined[broker].discard(where)
+        others = sum(counter.values()) - count
+        if others:
+            warnings.append(
+                f"Warning: log directory {where} of broker {broker} is directory {directory} by {count} replica(s), "
+                f"but {others} other replica(s) listed there are elsewhere in the snapshot; were the two taken at different times?"
+            )
+    return PathJoin(paths, {b: p for b, p in unjoined.items() if p}, warnings)
+
+
+# The import ------------------------------------------------------------------------------------------
+
+
+def _replayed(base: Image, entries: list[Record | RecordRun], source: Path) -> Image:
+    try:
+        return replay_all(base, entries)
+    except ReplayError as exc:
+        raise UserError(f"{source}: kjbod cannot replay the controller's records: {exc}") from None
+
+
+def _read(request: SnapshotImportRequest) -> ControllerMetadata:
+    if request.metadata_log is not None and not request.metadata_log.is_dir():
+        raise UserError(f"--metadata-log {request.metadata_log} is not a directory (give the controller's __cluster_metadata-0 directory)")
+    try:
+        return read_controller_metadata(request.snapshot, request.metadata_log)
+    except SnapshotError as exc:
+        raise UserError(str(exc)) from None
+
+
+def plan_snapshot_import(request: SnapshotImportRequest, *, progress: Progress = ignore) -> SnapshotImportPlan:
+    """Read, replay and check everything; the records of the new state and what they hold.
+    Raises UserError for an unreadable snapshot or log, ValidationFailed for problems in the
+    log-dirs output; nothing is written either way."""
+    progress(f"Reading {request.snapshot}" + (f" and the log in {request.metadata_log}" if request.metadata_log else ""))
+    metadata = _read(request)
+    progress("Replaying the controller's records")
+    image = _replayed(EMPTY_IMAGE, metadata.entries, request.snapshot)
+    mv = image.features.metadata_version
+    if mv is None:
+        raise UserError(f"{request.snapshot} holds no metadata.version record; it is not a controller's snapshot of a cluster")
+
+    progress(f"Joining directories to paths through {', '.join(map(str, request.log_dirs_files)) or 'no log-dirs output'}")
+    join = join_paths(request.log_dirs_files, image)
+    census = _census(image)
+    known = census.known
+    directory_records: list[Record | RecordRun] = []
+    unjoined: list[UnjoinedDirectory] = []
+    offline = 0
+    for broker_id in sorted(known):
+        online = set(image.cluster.brokers[broker_id].directories)
+        dirs = []
+        for directory in sorted(known[broker_id], key=uuid_sort_key):
+            path = join.paths.get((broker_id, directory))
+            if path is None:
+                unjoined.append(UnjoinedDirectory(broker_id, directory, directory not in online))
+            offline += directory not in online
+            dirs.append(KjbodLogDir(directory_id=directory, path=path or directory))
+        if dirs:
+            directory_records.append(KjbodBrokerLogDirsRecord(broker_id=broker_id, log_dirs=tuple(dirs)))
+    image = _replayed(image, directory_records, request.snapshot)
+
+    sizes_entries: list = []
+    warnings = list(join.warnings)
+    sized = logs = futures = 0
+    if request.log_dirs_files:
+        progress("Reading partition sizes from the log-dirs output")
+        ignored = {broker: frozenset(paths) for broker, paths in join.unjoined_paths.items()}
+        loaded = plan_log_dirs_import(image, request.log_dirs_files, ignored=ignored)
+        sizes_entries = loaded.entries
+        warnings.extend(loaded.warnings)
+        sized, logs, futures = loaded.partition_sizes, loaded.replica_logs, loaded.future_replicas
+
+    topics = image.topics
+    summary = SnapshotImportSummary(
+        state="",
+        snapshot=str(request.snapshot),
+        snapshot_id=metadata.snapshot.snapshot_id,
+        metadata_version=str(mv),
+        brokers=len(image.cluster.brokers),
+        directories=sum(len(d) for d in known.values()),
+        offline_directories=offline,
+        joined_directories=len(join.paths),
+        unjoined_directories=unjoined,
+        unjoined_paths=[f"broker {b} {p}" for b in sorted(join.unjoined_paths) for p in sorted(join.unjoined_paths[b])],
+        topics=len(topics),
+        partitions=topics.partition_count,
+        replicas=census.replicas,
+        reassigning_partitions=census.reassigning,
+        snapshot_records=metadata.snapshot_records,
+        log_records=metadata.log_records,
+        log_segments=metadata.log_segments,
+        torn_batch=metadata.torn,
+        not_modelled=dict(sorted(metadata.unmodelled.items())),
+        dropped_in_transactions=metadata.dropped_in_transactions,
+        open_transaction=metadata.open_transaction,
+        sized_partitions=sized,
+        replica_logs=logs,
+        future_replicas=futures,
+        warnings=warnings,
+        kraft_version=metadata.kraft_version,
+        voters=[v.to_json() for v in metadata.voters or ()],
+    )
+    return SnapshotImportPlan([*metadata.entries, *directory_records, *sizes_entries], summary)
+
+
+def import_from_snapshot(request: SnapshotImportRequest, target: NewState, *, progress: Progress = ignore) -> SnapshotImportSummary:
+    """Check everything, then create the state with one commit and a snapshot."""
+    target.check_new()
+    with gc_paused():
+        plan = plan_snapshot_import(request, progress=progress)
+    progress(f"Writing {sum(e.count if isinstance(e, RecordRun) else 1 for e in plan.entries)} records to {target.path}")
+    created = target.create(plan.entries)
+    summary = plan.summary
+    summary.state = str(target.path)
+    summary.records = created.records
+    summary.snapshot_written = str(created.snapshot)
+    return summary
+
+
+def directories_by_broker(summary: SnapshotImportSummary) -> Mapping[int, list[str]]:
+    """The unjoined directory ids per broker (for the summary's lines)."""
+    by_broker: dict[int, list[str]] = defaultdict(list)
+    for item in summary.unjoined_directories:
+        by_broker[item.broker].append(item.directory_id + (" (offline)" if item.offline else ""))
+    return by_broker

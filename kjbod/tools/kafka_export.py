@@ -1,0 +1,120 @@
+"""`kjbod metadata export --kafka-snapshot FILE`: the cluster state as a KRaft snapshot.
+
+The records are those that rebuild the image, as a controller's SnapshotEmitter writes them
+(MetadataImage.write): the feature levels first (metadata.version decides every later
+record's version, as Kafka's MetadataVersion methods do: registerBrokerRecordVersion,
+partitionRecordVersion), then the brokers with their log directories and fenced, controlled
+shutdown and cordoned state, the topics and their partitions (replicas, ISR, leader, epochs,
+directories, reassignments in flight as adding/removing replicas), then the topic and broker
+configs. kjbod's own records (directory paths and capacities, partition sizes, replica logs,
+the simulated clock) are not Kafka records and are left out. kraft.version is not a metadata
+record in Kafka: it goes into the snapshot's KRaftVersionRecord.
+
+The file is written as Kafka's FileRawSnapshotWriter writes one (see
+kjbod.storage.kraft_snapshot), so Kafka's own MetadataLoader loads it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kjbod.common.versions import KRAFT_VERSION
+from kjbod.errors import UserError
+from kjbod.image import Image
+from kjbod.records import FeatureLevelRecord
+from kjbod.records.codec import RecordRun
+from kjbod.records.wire import MODELLED_RECORDS, encode_record, encode_run
+from kjbod.storage.kraft_snapshot import SnapshotId, snapshot_batches, write_snapshot_file
+
+# kjbod's snapshot files carry no leader epoch; an exported snapshot is of epoch 1.
+EXPORT_EPOCH = 1
+
+
+@dataclass
+class KafkaExport:
+    path: Path
+    snapshot_id: SnapshotId
+    metadata_version: str
+    kraft_version: int
+    records: Counter[str] = field(default_factory=Counter)  # written, by record type
+    left_out: Counter[str] = field(default_factory=Counter)  # kjbod's own, by record type
+    size: int = 0
+
+    @property
+    def record_count(self) -> int:
+        return sum(self.records.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": str(self.path),
+            "snapshotId": {"endOffset": self.snapshot_id.end_offset, "epoch": self.snapshot_id.epoch},
+            "metadataVersion": self.metadata_version,
+            "kraftVersion": self.kraft_version,
+            "records": self.record_count,
+            "recordsByType": dict(sorted(self.records.items())),
+            "leftOut": dict(sorted(self.left_out.items())),
+            "bytes": self.size,
+        }
+
+
+def _values(image: Image, result: KafkaExport) -> Iterator[bytes]:
+    """The framed values of the image's Kafka records, in MetadataImage.write's order."""
+    for entry in image.write():
+        if isinstance(entry, RecordRun):
+            name = entry.record_type.__name__
+            if name in MODELLED_RECORDS:
+                result.records[name] += entry.count
+                yield from encode_run(entry)
+            else:
+                result.left_out[name] += entry.count
+            continue
+        name = type(entry).__name__
+        if name not in MODELLED_RECORDS:
+            result.left_out[name] += 1
+        elif isinstance(entry, FeatureLevelRecord) and entry.name == KRAFT_VERSION:
+            continue  # a control record in Kafka's snapshots (KRaftVersionRecord)
+        else:
+            result.records[name] += 1
+            yield encode_record(entry)
+
+
+def export_target(path: Path, snapshot_id: SnapshotId) -> Path:
+    """Where FILE leads: FILE itself, or for an existing directory the snapshot's Kafka name in
+    it. An existing file is refused: export never replaces what it did not write."""
+    target = path / snapshot_id.file_name if path.is_dir() else path
+    if target.exists() or target.is_symlink():
+        raise UserError(f"{target} already exists; export does not replace a file: name a new file or a directory")
+    if not target.parent.is_dir():
+        raise UserError(f"Cannot write {target}: no such directory {target.parent}")
+    return target
+
+
+def export_kafka_snapshot(image: Image, path: Path, *, timestamp_ms: int | None = None) -> KafkaExport:
+    """Write the image as a KRaft snapshot at `path` (see `export_target`). The snapshot id is
+    the state's next offset and epoch 1; the header's lastContainedLogTimestamp is the state's
+    simulated clock when it has one."""
+    if image.features.metadata_version is None:
+        raise UserError("The cluster state holds no metadata.version yet; there is nothing a Kafka controller could load")
+    snapshot_id = SnapshotId(image.next_offset, EXPORT_EPOCH)
+    target = export_target(path, snapshot_id)
+    now = time.time_ns() // 1_000_000 if timestamp_ms is None else timestamp_ms
+    kraft_version = image.features.level(KRAFT_VERSION)
+    result = KafkaExport(target, snapshot_id, str(image.features.metadata_version), kraft_version)
+    batches = snapshot_batches(
+        _values(image, result),
+        epoch=snapshot_id.epoch,
+        timestamp_ms=now,
+        last_contained_log_timestamp=image.time_ms or now,
+        kraft_version=kraft_version,
+    )
+    try:
+        write_snapshot_file(target, batches)
+    except OSError as exc:
+        raise UserError(f"Cannot write {target}: {exc.strerror or exc}") from None
+    result.size = target.stat().st_size
+    return result

@@ -1,0 +1,151 @@
+"""import cluster --metadata-snapshot: a controller's own metadata becomes the cluster state."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kjbod.common.problems import ValidationFailed
+from kjbod.errors import UserError
+from kjbod.image import EMPTY_IMAGE, replay_all
+from kjbod.records import PartitionRecord, TopicRecord
+from kjbod.records.wire import encode_record
+from kjbod.state import StateDirectory
+from kjbod.storage.kraft_snapshot import SnapshotId, write_kraft_snapshot
+from kjbod.tools.importer.from_snapshot import SnapshotImportRequest, import_from_snapshot, plan_snapshot_import
+
+from ..kafka_image import kafka_image, oracle_shape, project
+
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "kafka"
+SMALL = FIXTURES / "small-cluster"
+SMALL_SNAPSHOT = SMALL / "via-image" / "00000000000000000013-0000000001.checkpoint"
+EXPORT = FIXTURES / "kjbod-export"
+EXPORT_SNAPSHOT = EXPORT / "00000000000000000079-0000000001.checkpoint"
+# small-cluster's directories: broker -> (first, second) directory id.
+DIRS = {1: ("ZHhjBKM7WhTDJjGgrRHWNQ", "3oJ4LLPQFmLNXhGoM4NSnA"), 2: ("sKiLcpl5FpChLAbWYcGrCg", "Emw1V57nt0AN4cwZsdZKPA"), 3: ("NKtRVYvUR6VDbrqg_v4biA", "NcjTNuXUZzbj_Cfa9suTDA")}
+
+
+def planned_image(request: SnapshotImportRequest):  # type: ignore[no-untyped-def]
+    plan = plan_snapshot_import(request)
+    return plan, replay_all(EMPTY_IMAGE, plan.entries)
+
+
+@pytest.mark.parametrize(("snapshot", "read"), [(SMALL_SNAPSHOT, SMALL / "kafka-read.jsonl"), (EXPORT_SNAPSHOT, EXPORT / "kafka-read.jsonl")])
+def test_kjbod_reads_a_snapshot_exactly_as_kafkas_metadata_loader(snapshot: Path, read: Path) -> None:
+    """Kafka's own MetadataImage of the file (frozen from the kafka-oracle) is kjbod's image."""
+    _, image = planned_image(SnapshotImportRequest(snapshot))
+    assert oracle_shape(image) == project(kafka_image(read))
+
+
+def test_the_export_fixture_has_a_failed_directory_and_reassignments_in_flight() -> None:
+    plan, image = planned_image(SnapshotImportRequest(EXPORT_SNAPSHOT))
+    summary = plan.summary
+    assert (summary.brokers, summary.directories, summary.offline_directories, summary.reassigning_partitions) == (4, 12, 1, 2)
+    assert [(d.broker, d.offline) for d in summary.unjoined_directories if d.offline] == [(2, True)]
+    assert summary.metadata_version == "4.0-IV0" and summary.not_modelled == {}
+
+
+def log_dirs_output(tmp_path: Path, brokers: list[dict]) -> Path:
+    path = tmp_path / "log-dirs.txt"
+    path.write_text(
+        "Querying brokers for log directories information\nReceived log directory information from brokers 1,2,3\n"
+        + json.dumps({"version": 1, "brokers": brokers})
+        + "\n"
+    )
+    return path
+
+
+def entry(name: str, size: int, lag: int = 0, future: bool = False) -> dict:
+    return {"partition": name, "size": size, "offsetLag": lag, "isFuture": future}
+
+
+def test_paths_join_directory_ids_through_shared_replicas(tmp_path: Path) -> None:
+    # small-cluster: orders-0 on 1/ZHhj, 2/sKiL, 3/NKtR; orders-1 on 2/Emw1, 3/NKtR, 1/3oJ4 ...
+    output = log_dirs_output(
+        tmp_path,
+        [
+            {"broker": 1, "logDirs": [
+                {"logDir": "/d/1a", "error": None, "partitions": [entry("orders-0", 100), entry("clicks-1", 50)]},
+                {"logDir": "/d/1b", "error": None, "partitions": [entry("orders-1", 70), entry("orders-2", 30, lag=5), entry("clicks-0", 10)]},
+                {"logDir": "/d/1c", "error": None, "partitions": []},
+            ]},
+            {"broker": 2, "logDirs": [
+                {"logDir": "/d/2a", "error": None, "partitions": [entry("orders-0", 100), entry("orders-2", 31)]},
+                {"logDir": "/d/2b", "error": None, "partitions": [entry("orders-1", 70), entry("clicks-1", 40, lag=9), entry("orders-0", 60, future=True)]},
+            ]},
+            {"broker": 3, "logDirs": [
+                {"logDir": "/d/3a", "error": "org.apache.kafka.common.errors.KafkaStorageException", "partitions": []},
+            ]},
+        ],
+    )
+    plan, image = planned_image(SnapshotImportRequest(SMALL_SNAPSHOT, log_dirs_files=[output]))
+    paths = {(b, d.directory_id): d.path for b, dirs in image.cluster.log_dirs.items() for d in dirs}
+    assert paths == {
+        (1, DIRS[1][0]): "/d/1a", (1, DIRS[1][1]): "/d/1b",
+        (2, DIRS[2][0]): "/d/2a", (2, DIRS[2][1]): "/d/2b",
+        (3, DIRS[3][0]): DIRS[3][0], (3, DIRS[3][1]): DIRS[3][1],  # no path joins them: the id is the name
+    }
+    summary = plan.summary
+    assert summary.joined_directories == 4 and [(d.broker, d.directory_id) for d in summary.unjoined_directories] == [(3, DIRS[3][0]), (3, DIRS[3][1])]
+    assert summary.unjoined_paths == ["broker 1 /d/1c", "broker 3 /d/3a"]
+    orders = image.topics.by_name["orders"]
+    assert orders.sizes == {0: 100, 1: 70, 2: 31}  # the leader's log; broker 3 leads orders-2 unreported: the largest copy
+    assert orders.replica_logs[(2, 1, False)].offset_lag == 5
+    future = orders.future_replica(0, 2)
+    assert future is not None and (future.directory_id, future.size_bytes) == (DIRS[2][1], 60)
+    assert summary.future_replicas == 1 and summary.warnings == []
+
+
+def test_a_path_holding_replicas_of_two_directories_is_joined_by_the_majority_with_a_warning(tmp_path: Path) -> None:
+    output = log_dirs_output(
+        tmp_path,
+        [{"broker": 1, "logDirs": [{"logDir": "/d/1a", "error": None, "partitions": [entry("orders-0", 1), entry("clicks-1", 1), entry("orders-1", 1)]}]}],
+    )
+    plan, image = planned_image(SnapshotImportRequest(SMALL_SNAPSHOT, log_dirs_files=[output]))
+    assert image.cluster.path_of(1, DIRS[1][0]) == "/d/1a"
+    assert any("is directory ZHhjBKM7WhTDJjGgrRHWNQ by 2 replica(s), but 1 other replica(s)" in w for w in plan.summary.warnings)
+
+
+def test_problems_in_the_log_dirs_output_write_nothing(tmp_path: Path) -> None:
+    output = log_dirs_output(tmp_path, [{"broker": 1, "logDirs": [{"logDir": "/d/1a", "error": None, "partitions": [entry("nosuch-0", 1)]}]}])
+    target = StateDirectory(tmp_path / "state")
+    with pytest.raises(ValidationFailed) as caught:
+        import_from_snapshot(SnapshotImportRequest(SMALL_SNAPSHOT, log_dirs_files=[output]), target)
+    assert caught.value.problems == [f"{output} $.brokers[0].logDirs[0].partitions[0].partition: topic nosuch is not in the cluster state"]
+    assert not (tmp_path / "state").exists()
+
+
+def test_the_state_is_created_with_the_snapshot_records(tmp_path: Path) -> None:
+    summary = import_from_snapshot(SnapshotImportRequest(SMALL_SNAPSHOT), StateDirectory(tmp_path / "state"))
+    assert summary.records == 13 - 1 + 3  # less the ZkMigrationStateRecord, plus a directories record per broker
+    assert summary.not_modelled == {"ZkMigrationStateRecord": 1}
+    assert Path(summary.snapshot_written or "").exists()
+
+
+def test_an_unreadable_snapshot_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "00000000000000000005-0000000001.checkpoint"
+    bad.write_bytes(b"not a snapshot at all, just text")
+    with pytest.raises(UserError, match="invalid batch length|does not start with a SnapshotHeaderRecord|incomplete"):
+        plan_snapshot_import(SnapshotImportRequest(bad))
+    with pytest.raises(UserError, match="Cannot read|cannot read"):
+        plan_snapshot_import(SnapshotImportRequest(tmp_path / "missing.checkpoint"))
+
+
+def test_records_kjbod_cannot_replay_are_one_line(tmp_path: Path) -> None:
+    orphan = PartitionRecord(topic_id="cJ3rE4bvQc2w5Y0kT1q9Zg", replicas=(1,), isr=(1,))
+    path = write_kraft_snapshot(tmp_path / SnapshotId(1, 1).file_name, [encode_record(orphan)], epoch=1, timestamp_ms=1)
+    with pytest.raises(UserError, match="kjbod cannot replay the controller's records: Tried to create partition"):
+        plan_snapshot_import(SnapshotImportRequest(path))
+
+
+def test_a_snapshot_without_metadata_version_is_refused(tmp_path: Path) -> None:
+    path = write_kraft_snapshot(tmp_path / SnapshotId(1, 1).file_name, [encode_record(TopicRecord(name="t", topic_id="cJ3rE4bvQc2w5Y0kT1q9Zg"))], epoch=1, timestamp_ms=1)
+    with pytest.raises(UserError, match="holds no metadata.version record"):
+        plan_snapshot_import(SnapshotImportRequest(path))
+
+
+def test_a_metadata_log_that_is_not_a_directory_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="--metadata-log .* is not a directory"):
+        plan_snapshot_import(SnapshotImportRequest(SMALL_SNAPSHOT, metadata_log=tmp_path / "nope"))
