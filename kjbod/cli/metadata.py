@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from kjbod.cli.context import app_context
+from kjbod.cli.context import AppContext, app_context
 from kjbod.cli.render import Lines, emit
 
-app = typer.Typer(help="The cluster state's record log: dump it, snapshot it, verify it.\n\nExample: kjbod metadata verify", no_args_is_help=True)
+app = typer.Typer(
+    help="The cluster state's record log: dump it, snapshot it, verify it, export it in Kafka's format.\n\nExample: kjbod metadata verify",
+    no_args_is_help=True,
+)
 
 
 @app.command()
@@ -20,8 +24,20 @@ def dump(
         Optional[list[str]],
         typer.Option("--type", metavar="TYPE", help="Only records of this type (PartitionRecord or PARTITION_RECORD); repeatable."),
     ] = None,
+    kafka_file: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--kafka-file",
+            metavar="FILE",
+            help="Dump this Kafka metadata file instead of the cluster state: a KRaft snapshot, a bootstrap.checkpoint "
+            "or a __cluster_metadata log segment, with its batches (as kafka-dump-log --cluster-metadata-decoder).",
+        ),
+    ] = None,
 ) -> None:
     """Print the records of the log as JSON lines: offset, type, version and data.
+
+    With --kafka-file, print any Kafka metadata file the same way, each batch's header first
+    ({"batch": {...}}); a damaged batch is reported with its byte position (exit 1).
 
     Example: kjbod metadata dump --type PartitionChangeRecord --from-offset 120
     """
@@ -31,6 +47,9 @@ def dump(
     from kjbod.records.codec import record_type as lookup
 
     app_ = app_context(ctx)
+    if kafka_file is not None:
+        _dump_kafka_file(app_, kafka_file, from_offset, record_type or [])
+        return
     try:
         wanted = {lookup(name) for name in record_type} if record_type else None
     except ValueError as exc:
@@ -45,6 +64,93 @@ def dump(
         return
     for row in rows:
         app_.stdout.write(json.dumps(row, separators=(",", ":")) + "\n")
+
+
+def _kafka_type_names(names: list[str]) -> set[str]:
+    """Kafka record names from --type: PartitionRecord or PARTITION_RECORD, any Kafka record."""
+    import re
+
+    from kjbod.errors import UserError
+    from kjbod.records.wire import schemas
+
+    known = {name: name for name in schemas()}
+    known.update({re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper(): name for name in schemas()})
+    wanted = set()
+    for name in names:
+        if name not in known:
+            raise UserError(f"Unknown record type {name}. Known types: {', '.join(sorted(schemas()))}")
+        wanted.add(known[name])
+    return wanted
+
+
+def _dump_kafka_file(app_: AppContext, path: Path, from_offset: int, types: list[str]) -> None:
+    import json
+
+    from kjbod.errors import UserError
+    from kjbod.storage.metadata_dump import dump_kafka_file
+
+    wanted = _kafka_type_names(types)
+    try:
+        rows, report = dump_kafka_file(path)
+    except OSError as exc:
+        raise UserError(f"Cannot read {path}: {exc.strerror or exc}") from None
+
+    def selected(row: dict) -> bool:
+        batch = row.get("batch")
+        if batch is not None:
+            return not wanted and batch["lastOffset"] >= from_offset
+        if "torn" in row:
+            return True
+        return row["offset"] >= from_offset and (not wanted or row.get("type") in wanted)
+
+    shown = (row for row in rows if selected(row))
+    if app_.json:
+        listed = list(shown)
+        emit(app_, Lines([], {"file": str(path), "batches": report.batches, "records": report.records, "rows": listed, "problems": report.problems}))
+    else:
+        for row in shown:
+            app_.stdout.write(json.dumps(row, separators=(",", ":"), ensure_ascii=False) + "\n")
+    if report.problems:
+        first = report.problems[0]
+        more = f" (and {len(report.problems) - 1} more problem(s))" if len(report.problems) > 1 else ""
+        raise UserError(f"{path} is damaged {first}{more}")
+
+
+@app.command()
+def export(
+    ctx: typer.Context,
+    kafka_snapshot: Annotated[
+        Path,
+        typer.Option(
+            "--kafka-snapshot",
+            metavar="FILE",
+            help="Write the state as a KRaft snapshot to FILE (or, for a directory, to <offset>-<epoch>.checkpoint in it).",
+        ),
+    ],
+) -> None:
+    """Write the cluster state as a KRaft snapshot that Kafka's own controller can load.
+
+    Brokers with their log directories and fenced/cordoned state, topics, partitions (replicas,
+    ISR, leader, epochs, directories, reassignments in flight), configs and features, at the
+    record versions the state's metadata.version selects. kjbod's own records (paths, sizes,
+    the clock) are left out. An existing file is never replaced.
+
+    Example: kjbod metadata export --kafka-snapshot /tmp/00000000000000001000-0000000001.checkpoint
+    """
+    from kjbod.tools.kafka_export import export_kafka_snapshot
+
+    app_ = app_context(ctx)
+    image = app_.read_image()
+    result = export_kafka_snapshot(image, kafka_snapshot)
+    by_type = ", ".join(f"{name} {count}" for name, count in sorted(result.records.items()))
+    lines = [
+        f"Wrote {result.path} ({result.size} bytes): a KRaft snapshot at metadata.version {result.metadata_version}, "
+        f"snapshot id {result.snapshot_id.end_offset}-{result.snapshot_id.epoch}, {result.record_count} records ({by_type}).",
+    ]
+    if result.left_out:
+        left = ", ".join(f"{name} {count}" for name, count in sorted(result.left_out.items()))
+        lines.append(f"Left out kjbod's own records (not Kafka's): {left}.")
+    emit(app_, Lines(lines, result.to_json()))
 
 
 @app.command()
