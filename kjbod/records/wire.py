@@ -554,10 +554,18 @@ class _Generator:
             src.line(f"{out}(b'\\x00')")
             return
         tagged.sort(key=lambda item: item[0].tag)  # type: ignore[arg-type, return-value]
+        conditions = [self._differs_from_default(f, arg) for f, arg in tagged]
+        # Most records carry no tagged field: one test, then a single zero count.
+        src.line(f"if not ({' or '.join(conditions)}):")
+        src.indent()
+        src.line(f"{out}(b'\\x00')")
+        src.dedent()
+        src.line("else:")
+        src.indent()
         parts = self.fresh("_tags")
         src.line(f"{parts} = []")
-        for f, arg in tagged:
-            src.line(f"if {self._differs_from_default(f, arg)}:")
+        for (f, arg), condition in zip(tagged, conditions):
+            src.line(f"if {condition}:")
             src.indent()
             sub = self.fresh("_t")
             src.line(f"{sub} = []")
@@ -568,6 +576,7 @@ class _Generator:
             src.dedent()
         src.line(f"{out}(_uv(len({parts})))")
         src.line(f"{out}(b''.join({parts}))")
+        src.dedent()
 
     def _differs_from_default(self, field: FieldSpec, arg: str) -> str:
         """The condition under which Kafka writes a tagged field (its value is not the default)."""

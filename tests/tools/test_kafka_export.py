@@ -168,8 +168,8 @@ def cluster_states(draw: st.DrawFn) -> list[Record]:
                 cordoned_log_dirs=tuple(draw(st.lists(st.sampled_from(online), unique=True))) if version >= 4 and online else (),
             )
         )
-    for t in range(draw(st.integers(0, 3))):
-        topic_id = draw(uuids)
+    topic_ids = draw(st.lists(uuids, max_size=3, unique=True))
+    for t, topic_id in enumerate(topic_ids):
         records.append(TopicRecord(name=f"topic-{t}", topic_id=topic_id))
         for p in range(draw(st.integers(1, 4))):
             replicas = tuple(draw(st.lists(st.sampled_from(broker_ids), min_size=1, max_size=4, unique=True)))
