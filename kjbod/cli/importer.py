@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
@@ -12,8 +13,14 @@ from kjbod.cli.log_dirs import report_problems
 from kjbod.cli.progress import Progress
 from kjbod.cli.render import Lines, emit, verbatim
 
+if TYPE_CHECKING:
+    from kjbod.state import StateDirectory
+
+T = TypeVar("T")
+
 app = typer.Typer(
-    help="Bring a real cluster into a new cluster state: brokers, directories, topics, assignment, sizes.\n\n"
+    help="Bring a real cluster into a new cluster state: brokers, directories, topics, assignment, sizes; "
+    "from exported files or from a KRaft controller's own snapshot.\n\n"
     "Example: kjbod --state ./prod-state import cluster --brokers brokers.json --assignment current.json",
     no_args_is_help=True,
 )
@@ -96,19 +103,26 @@ def cluster(
     _from_files(app_, brokers, assignment, list(log_dirs or []), metadata_version, cluster_id)
 
 
-def _from_files(
-    app_: AppContext, brokers: Path, assignment: Path, log_dirs: list[Path], metadata_version: str | None, cluster_id: str | None
-) -> None:
+def _importing(app_: AppContext, run: Callable[[StateDirectory, Callable[[str], None]], T]) -> T:
+    """Run an import into the state directory with a progress line; every input problem goes to
+    stderr (and -o json) before the count line ends the command."""
     from kjbod.common.problems import ValidationFailed
-    from kjbod.tools.importer.from_files import ImportRequest, import_cluster
 
-    request = ImportRequest(brokers, assignment, log_dirs, metadata_version, cluster_id)
     try:
         with Progress(app_, "Importing") as progress:
-            summary = import_cluster(request, app_.state_directory(progress), progress=progress)
+            return run(app_.state_directory(progress), progress)
     except ValidationFailed as exc:
         report_problems(app_, exc.problems)
         raise
+
+
+def _from_files(
+    app_: AppContext, brokers: Path, assignment: Path, log_dirs: list[Path], metadata_version: str | None, cluster_id: str | None
+) -> None:
+    from kjbod.tools.importer.from_files import ImportRequest, import_cluster
+
+    request = ImportRequest(brokers, assignment, log_dirs, metadata_version, cluster_id)
+    summary = _importing(app_, lambda target, progress: import_cluster(request, target, progress=progress))
     offline = f" ({summary.offline_directories} offline)" if summary.offline_directories else ""
     lines = [
         f"Imported {summary.brokers} broker(s) with {summary.directories} log directories{offline}, {summary.topics} topic(s) "
@@ -128,21 +142,15 @@ def _from_files(
 
 
 def _from_snapshot(app_: AppContext, snapshot: Path, metadata_log: Path | None, log_dirs: list[Path]) -> None:
-    from kjbod.common.problems import ValidationFailed
     from kjbod.tools.importer.from_snapshot import SnapshotImportRequest, directories_by_broker, import_from_snapshot
 
     request = SnapshotImportRequest(snapshot, metadata_log, log_dirs)
-    try:
-        with Progress(app_, "Importing") as progress:
-            summary = import_from_snapshot(request, app_.state_directory(progress), progress=progress)
-    except ValidationFailed as exc:
-        report_problems(app_, exc.problems)
-        raise
+    summary = _importing(app_, lambda target, progress: import_from_snapshot(request, target, progress=progress))
     for warning in summary.warnings:
         app_.message(warning)
     offline = f" ({summary.offline_directories} offline)" if summary.offline_directories else ""
     reassigning = f", {summary.reassigning_partitions} being reassigned" if summary.reassigning_partitions else ""
-    source = f"Read {summary.snapshot_records} records from the snapshot {summary.snapshot}"
+    source = f"Read {summary.snapshot_records} records from the snapshot {summary.source_snapshot}"
     if metadata_log is not None:
         source += f" and {summary.log_records} from {summary.log_segments} log segment(s) after it"
     lines = [

@@ -15,6 +15,9 @@ from pydantic import Field
 from kjbod.records.base import Int32, Int64, Record, UuidText
 from kjbod.records.metadata import _Struct
 
+# kjbod's own records take api keys from here up, clear of Kafka's.
+KJBOD_API_KEYS_FROM = 1000
+
 
 class KjbodLogDir(_Struct):
     directory_id: UuidText = Field(description="The directory id from the directory's meta.properties.")

@@ -41,44 +41,16 @@ from pathlib import Path
 from typing import Any
 
 from kjbod.records.base import Record
-from kjbod.records.codec import RecordRun
-from kjbod.records.metadata import (
-    BrokerRegistrationChangeRecord,
-    ConfigRecord,
-    FeatureLevelRecord,
-    FenceBrokerRecord,
-    NoOpRecord,
-    PartitionChangeRecord,
-    PartitionRecord,
-    RegisterBrokerRecord,
-    RemoveTopicRecord,
-    TopicRecord,
-    UnfenceBrokerRecord,
-    UnregisterBrokerRecord,
-)
+from kjbod.records.codec import RECORD_TYPES, RecordRun
+from kjbod.records.kjbod_records import KJBOD_API_KEYS_FROM
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 # MetadataRecordSerde.DEFAULT_FRAME_VERSION; frame version 0 is refused by Kafka's reader.
 METADATA_FRAME_VERSION = 1
 
-# Kafka's metadata records that kjbod models, by Kafka's record name.
-MODELLED_RECORDS: dict[str, type[Record]] = {
-    cls.__name__: cls
-    for cls in (
-        RegisterBrokerRecord,
-        UnregisterBrokerRecord,
-        TopicRecord,
-        PartitionRecord,
-        ConfigRecord,
-        PartitionChangeRecord,
-        FenceBrokerRecord,
-        UnfenceBrokerRecord,
-        RemoveTopicRecord,
-        FeatureLevelRecord,
-        BrokerRegistrationChangeRecord,
-        NoOpRecord,
-    )
-}
+# Kafka's metadata records that kjbod models, by Kafka's record name (kjbod's own records have
+# api keys from 1000 up and no Kafka encoding).
+MODELLED_RECORDS: dict[str, type[Record]] = {cls.__name__: cls for cls in RECORD_TYPES if cls.API_KEY < KJBOD_API_KEYS_FROM}
 
 
 class WireError(ValueError):

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kjbod.common.durable import fsync_directory
 from kjbod.common.java import hashmap_order
 from kjbod.records.wire import MetadataValue, WireError, codec, decode_metadata_value, kafka_json
 from kjbod.storage.record_batch import (
@@ -308,17 +309,6 @@ def snapshot_batches(
     yield from accumulator.drain()
 
 
-def _fsync_directory(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return  # Kafka's Utils.flushDir ignores directories it cannot open, too
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def write_snapshot_file(target: Path, batches: Iterable[bytes]) -> Path:
     """FileRawSnapshotWriter: write `batches` to `<target name>-<random>.checkpoint.part` beside
     `target` (mode 0600), fsync, make it read-only (0400) and rename it onto `target`. On any
@@ -339,7 +329,7 @@ def write_snapshot_file(target: Path, batches: Iterable[bytes]) -> Path:
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
-    _fsync_directory(directory)
+    fsync_directory(directory)
     return target
 
 

@@ -210,3 +210,29 @@ def test_any_state_round_trips_through_kafkas_format(tmp_path_factory: pytest.Te
     image = replay_all(EMPTY_IMAGE, records)
     path = export_kafka_snapshot(image, tmp_path_factory.mktemp("export") / "s.checkpoint", timestamp_ms=T).path
     assert_same_cluster(reimported(path), image)
+
+
+def test_a_synthetic_cluster_round_trips_with_its_paths_and_sizes(tmp_path: Path) -> None:
+    """A 20k-partition synthetic cluster (bench/synthetic.py; bench_kafka_snapshot.py --check
+    does the same at any size): exported, then imported with its kafka-log-dirs output, every
+    directory's path and every partition's size come back; only the failed directories, which
+    kafka-log-dirs lists without replicas, keep their id as their name."""
+    from tests.tools.importer.test_from_files import load_synthetic
+
+    from kjbod.tools.importer.from_files import ImportRequest, plan_import
+
+    synthetic = load_synthetic()
+    spec = synthetic.SyntheticSpec(brokers=40, dirs_per_broker=6, partitions=20_000, racks=4, hot_topics=2, full_dirs=3, failed_dirs=2, seed=15)
+    files = synthetic.write_files(synthetic.generate(spec), tmp_path / "input")
+    image = replay_all(EMPTY_IMAGE, plan_import(ImportRequest(files["brokers"], files["assignment"], files["log_dirs"])).entries)
+    path = export_kafka_snapshot(image, tmp_path / "s.checkpoint", timestamp_ms=T).path
+    plan = plan_snapshot_import(SnapshotImportRequest(path, log_dirs_files=files["log_dirs"]))
+    back = replay_all(EMPTY_IMAGE, plan.entries)
+    assert_same_cluster(back, image)
+    paths = {(b, d.directory_id): d.path for b, dirs in image.cluster.log_dirs.items() for d in dirs}
+    joined = {(b, d.directory_id): d.path for b, dirs in back.cluster.log_dirs.items() for d in dirs}
+    unjoined = {key for key, value in joined.items() if value == key[1]}
+    assert {key: joined[key] for key in paths if key not in unjoined} == {key: paths[key] for key in paths if key not in unjoined}
+    offline = {(b, d) for b, dirs in image.cluster.log_dirs.items() for d in (x.directory_id for x in dirs) if d not in image.cluster.brokers[b].directories}
+    assert unjoined == offline and len(offline) == 2
+    assert all(t.sizes == back.topics.by_id[t.topic_id].sizes and dict(t.replica_logs) == dict(back.topics.by_id[t.topic_id].replica_logs) for t in image.topics.by_id.values())

@@ -874,15 +874,27 @@ class CreatedState(Protocol):
     snapshot: Path
 
 
+class Written(Protocol):
+    """A summary that says where the new state went (both imports' summaries)."""
+
+    state: str
+    records: int
+    snapshot: str | None
+
+
+def write_new_state(target: NewState, entries: Sequence[Record | RecordRun], summary: Written, *, progress: Progress = ignore) -> None:
+    """Create the state with one commit and a snapshot; the summary learns where and how much."""
+    progress(f"Writing {sum(e.count if isinstance(e, RecordRun) else 1 for e in entries)} records to {target.path}")
+    created = target.create(entries)
+    summary.state = str(target.path)
+    summary.records = created.records
+    summary.snapshot = str(created.snapshot)
+
+
 def import_cluster(request: ImportRequest, target: NewState, *, progress: Progress = ignore) -> ImportSummary:
     """Check every input, then create the state with one commit and a snapshot."""
     target.check_new()
     with gc_paused():
         plan = plan_import(request, progress=progress)
-    progress(f"Writing {sum(e.count if isinstance(e, RecordRun) else 1 for e in plan.entries)} records to {target.path}")
-    created = target.create(plan.entries)
-    summary = plan.summary
-    summary.state = str(target.path)
-    summary.records = created.records
-    summary.snapshot = str(created.snapshot)
-    return summary
+    write_new_state(target, plan.entries, plan.summary, progress=progress)
+    return plan.summary

@@ -36,7 +36,7 @@ from kjbod.records import KjbodBrokerLogDirsRecord, KjbodLogDir, Record
 from kjbod.records.codec import RecordRun
 from kjbod.storage.controller_metadata import ControllerMetadata, read_controller_metadata
 from kjbod.storage.kraft_snapshot import SnapshotError, SnapshotId
-from kjbod.tools.importer.from_files import NewState
+from kjbod.tools.importer.from_files import NewState, write_new_state
 from kjbod.tools.log_dirs.importer import plan_log_dirs_import
 from kjbod.tools.log_dirs.saved_output import json_start, split_partition_name
 
@@ -63,7 +63,7 @@ class UnjoinedDirectory:
 @dataclass
 class SnapshotImportSummary:
     state: str
-    snapshot: str
+    source_snapshot: str
     snapshot_id: SnapshotId | None  # from the file name
     metadata_version: str
     brokers: int
@@ -91,13 +91,13 @@ class SnapshotImportSummary:
     kraft_version: int | None = None
     voters: list[dict[str, Any]] = field(default_factory=list)
     records: int = 0
-    snapshot_written: str | None = None
+    snapshot: str | None = None  # the new state's snapshot
 
     def to_json(self) -> dict[str, Any]:
         return {
             "state": self.state,
             "source": {
-                "snapshot": self.snapshot,
+                "snapshot": self.source_snapshot,
                 "snapshotId": {"endOffset": self.snapshot_id.end_offset, "epoch": self.snapshot_id.epoch} if self.snapshot_id else None,
                 "snapshotRecords": self.snapshot_records,
                 "logRecords": self.log_records,
@@ -125,7 +125,7 @@ class SnapshotImportSummary:
             "futureReplicas": self.future_replicas,
             "warnings": self.warnings,
             "records": self.records,
-            "snapshot": self.snapshot_written,
+            "snapshot": self.snapshot,
         }
 
 
@@ -289,7 +289,7 @@ def plan_snapshot_import(request: SnapshotImportRequest, *, progress: Progress =
     topics = image.topics
     summary = SnapshotImportSummary(
         state="",
-        snapshot=str(request.snapshot),
+        source_snapshot=str(request.snapshot),
         snapshot_id=metadata.snapshot.snapshot_id,
         metadata_version=str(mv),
         brokers=len(image.cluster.brokers),
@@ -324,13 +324,8 @@ def import_from_snapshot(request: SnapshotImportRequest, target: NewState, *, pr
     target.check_new()
     with gc_paused():
         plan = plan_snapshot_import(request, progress=progress)
-    progress(f"Writing {sum(e.count if isinstance(e, RecordRun) else 1 for e in plan.entries)} records to {target.path}")
-    created = target.create(plan.entries)
-    summary = plan.summary
-    summary.state = str(target.path)
-    summary.records = created.records
-    summary.snapshot_written = str(created.snapshot)
-    return summary
+    write_new_state(target, plan.entries, plan.summary, progress=progress)
+    return plan.summary
 
 
 def directories_by_broker(summary: SnapshotImportSummary) -> Mapping[int, list[str]]:

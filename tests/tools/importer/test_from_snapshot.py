@@ -121,7 +121,7 @@ def test_the_state_is_created_with_the_snapshot_records(tmp_path: Path) -> None:
     summary = import_from_snapshot(SnapshotImportRequest(SMALL_SNAPSHOT), StateDirectory(tmp_path / "state"))
     assert summary.records == 13 - 1 + 3  # less the ZkMigrationStateRecord, plus a directories record per broker
     assert summary.not_modelled == {"ZkMigrationStateRecord": 1}
-    assert Path(summary.snapshot_written or "").exists()
+    assert Path(summary.snapshot or "").exists() and summary.state == str(tmp_path / "state")
 
 
 def test_an_unreadable_snapshot_is_one_line(tmp_path: Path) -> None:
