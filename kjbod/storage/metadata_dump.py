@@ -23,8 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import crc32c
-
 from kjbod.records.wire import WireError, decode_metadata_value
 from kjbod.storage.kraft_snapshot import CONTROL_SCHEMAS, SnapshotError, decode_control
 from kjbod.storage.record_batch import BatchError, RecordBatch, TornBatch, read_batch_at
@@ -115,7 +113,7 @@ def dump_rows(data: bytes, report: DumpReport) -> Iterator[dict[str, Any]]:
             yield {"torn": {"position": batch.position, "bytes": batch.available, "batchSize": batch.needed, "description": batch.describe()}}
             return
         report.batches += 1
-        crc_valid = crc32c.crc32c(batch.data[21:]) == batch.crc
+        crc_valid = batch.crc_valid
         if not crc_valid:
             report.problems.append(f"at byte {batch.position}: CRC mismatch in the batch at offset {batch.base_offset}")
         yield _batch_row(batch, crc_valid)

@@ -276,6 +276,11 @@ class RecordBatch:
         return bool(self.attributes & CONTROL)
 
     @property
+    def crc_valid(self) -> bool:
+        """The stored CRC32C matches the bytes from the attributes on."""
+        return crc32c.crc32c(self.data[_ATTRIBUTES_OFFSET:]) == self.crc
+
+    @property
     def is_transactional(self) -> bool:
         return bool(self.attributes & TRANSACTIONAL)
 
@@ -447,19 +452,16 @@ def read_batch_at(buf: bytes, position: int, *, verify_crc: bool = True) -> Reco
     ) = _HEADER.unpack_from(buf, position)
     if magic != MAGIC_V2:
         raise BatchError(position, f"unsupported record batch magic {magic} (KRaft files use magic 2)")
-    data = bytes(buf[position : position + size])
-    if verify_crc:
-        actual = crc32c.crc32c(data[_ATTRIBUTES_OFFSET:])
-        if actual != crc:
-            raise BatchError(
-                position, f"CRC mismatch in the batch at offset {base_offset}: stored {crc:#010x}, computed {actual:#010x}"
-            )
+    batch = RecordBatch(
+        position, base_offset, length, leader_epoch, magic, crc, attributes, last_offset_delta,
+        base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, count, bytes(buf[position : position + size]),
+    )
+    if verify_crc and not batch.crc_valid:
+        actual = crc32c.crc32c(batch.data[_ATTRIBUTES_OFFSET:])
+        raise BatchError(position, f"CRC mismatch in the batch at offset {base_offset}: stored {crc:#010x}, computed {actual:#010x}")
     if count < 0 or last_offset_delta < 0:
         raise BatchError(position, f"invalid record count {count} in the batch at offset {base_offset}")
-    return RecordBatch(
-        position, base_offset, length, leader_epoch, magic, crc, attributes, last_offset_delta,
-        base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, count, data,
-    )
+    return batch
 
 
 def iter_batches(buf: bytes, *, verify_crc: bool = True) -> Iterator[RecordBatch | TornBatch]:
