@@ -92,9 +92,7 @@ def cluster(
     if metadata_snapshot is not None:
         if brokers is not None or assignment is not None or metadata_version is not None:
             raise UsageError("--metadata-snapshot replaces --brokers, --assignment and --metadata-version (the snapshot holds them)")
-        if cluster_id is not None:
-            raise UsageError("--cluster-id goes with --brokers/--assignment")
-        _from_snapshot(app_, metadata_snapshot, metadata_log, list(log_dirs or []))
+        _from_snapshot(app_, metadata_snapshot, metadata_log, list(log_dirs or []), cluster_id)
         return
     if metadata_log is not None:
         raise UsageError("--metadata-log goes with --metadata-snapshot")
@@ -141,10 +139,10 @@ def _from_files(
     emit(app_, Lines(lines, summary.to_json()))
 
 
-def _from_snapshot(app_: AppContext, snapshot: Path, metadata_log: Path | None, log_dirs: list[Path]) -> None:
+def _from_snapshot(app_: AppContext, snapshot: Path, metadata_log: Path | None, log_dirs: list[Path], cluster_id: str | None) -> None:
     from kjbod.tools.importer.from_snapshot import SnapshotImportRequest, directories_by_broker, import_from_snapshot
 
-    request = SnapshotImportRequest(snapshot, metadata_log, log_dirs)
+    request = SnapshotImportRequest(snapshot, metadata_log, log_dirs, cluster_id)
     summary = _importing(app_, lambda target, progress: import_from_snapshot(request, target, progress=progress))
     for warning in summary.warnings:
         app_.message(warning)

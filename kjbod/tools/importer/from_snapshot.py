@@ -32,7 +32,7 @@ from kjbod.common.callbacks import Progress, gc_paused, ignore
 from kjbod.common.kafka_uuid import DirectoryId, uuid_sort_key
 from kjbod.errors import ReplayError, UserError
 from kjbod.image import EMPTY_IMAGE, Image, replay_all
-from kjbod.records import KjbodBrokerLogDirsRecord, KjbodLogDir, Record
+from kjbod.records import KjbodBrokerLogDirsRecord, KjbodClusterRecord, KjbodLogDir, Record
 from kjbod.records.codec import RecordRun
 from kjbod.storage.controller_metadata import ControllerMetadata, read_controller_metadata
 from kjbod.storage.kraft_snapshot import SnapshotError, SnapshotId
@@ -48,6 +48,8 @@ class SnapshotImportRequest:
     snapshot: Path
     metadata_log: Path | None = None
     log_dirs_files: list[Path] = field(default_factory=list)
+    # The cluster.id of the controller's meta.properties (a snapshot does not hold it).
+    cluster_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ class UnjoinedDirectory:
 @dataclass
 class SnapshotImportSummary:
     state: str
+    cluster_id: str | None
     source_snapshot: str
     snapshot_id: SnapshotId | None  # from the file name
     metadata_version: str
@@ -109,6 +112,7 @@ class SnapshotImportSummary:
                 "kraftVersion": self.kraft_version,
                 "voters": self.voters,
             },
+            "clusterId": self.cluster_id,
             "metadataVersion": self.metadata_version,
             "brokers": self.brokers,
             "directories": self.directories,
@@ -289,6 +293,7 @@ def plan_snapshot_import(request: SnapshotImportRequest, *, progress: Progress =
     topics = image.topics
     summary = SnapshotImportSummary(
         state="",
+        cluster_id=request.cluster_id,
         source_snapshot=str(request.snapshot),
         snapshot_id=metadata.snapshot.snapshot_id,
         metadata_version=str(mv),
@@ -316,7 +321,9 @@ def plan_snapshot_import(request: SnapshotImportRequest, *, progress: Progress =
         kraft_version=metadata.kraft_version,
         voters=[v.to_json() for v in metadata.voters or ()],
     )
-    return SnapshotImportPlan([*metadata.entries, *directory_records, *sizes_entries], summary)
+    # The state names its cluster, as after `format` on a controller or `import cluster --cluster-id`.
+    cluster = [KjbodClusterRecord(cluster_id=request.cluster_id)] if request.cluster_id is not None else []
+    return SnapshotImportPlan([*cluster, *metadata.entries, *directory_records, *sizes_entries], summary)
 
 
 def import_from_snapshot(request: SnapshotImportRequest, target: NewState, *, progress: Progress = ignore) -> SnapshotImportSummary:

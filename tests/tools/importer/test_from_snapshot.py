@@ -149,3 +149,10 @@ def test_a_snapshot_without_metadata_version_is_refused(tmp_path: Path) -> None:
 def test_a_metadata_log_that_is_not_a_directory_is_refused(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="--metadata-log .* is not a directory"):
         plan_snapshot_import(SnapshotImportRequest(SMALL_SNAPSHOT, metadata_log=tmp_path / "nope"))
+
+
+def test_the_cluster_id_is_recorded_first(tmp_path: Path) -> None:
+    plan = plan_snapshot_import(SnapshotImportRequest(SMALL_SNAPSHOT, cluster_id="ALH8esX1S5Gbv6IDnqJsvQ"))
+    first = plan.entries[0]
+    assert type(first).__name__ == "KjbodClusterRecord" and first.cluster_id == "ALH8esX1S5Gbv6IDnqJsvQ"  # type: ignore[union-attr]
+    assert plan.summary.to_json()["clusterId"] == "ALH8esX1S5Gbv6IDnqJsvQ"
