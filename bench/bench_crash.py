@@ -1,4 +1,4 @@
-"""Crash safety at scale: SIGKILL writers many times and report kills / lost / corrupt.
+"""Crash safety at scale: SIGKILL writers many times and report kills / lost / corrupt / unrecorded.
 
     python bench/bench_crash.py [--kills 1000] [--seed 1]
 

@@ -2,10 +2,11 @@
 
 Segments are named after the offset of their first record (`00000000000000000000.log`, as in
 Kafka) and a new one starts only between commits, so a commit always lies in one segment.
-Reading validates every batch. At the end of the last segment, an interrupted write (an
-incomplete batch, zero fill, or the batches of a commit whose last batch never arrived) is a
-torn tail: readers ignore it and a writer truncates it. Any other damage is corruption, which is
-reported with its offset and never skipped.
+Reading validates every batch. At the end of the last segment, beyond the acknowledged end (see
+kjbod/log/acknowledged.py), an interrupted write (an incomplete batch, zero fill, or the batches
+of a commit whose last batch never arrived) is a torn tail: readers ignore it and a writer
+truncates it. Any other damage, and any damage before the acknowledged end whatever it looks
+like, is corruption, which is reported with its offset and never skipped.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from kjbod.common.durable import fsync_directory, write_all
 from kjbod.errors import CorruptStateError
+from kjbod.log.acknowledged import AcknowledgedEnd, RecordFailed
 from kjbod.log.framing import ATTR_CONTINUES, Batch, ScanStop, encode_batch, read_batch
 
 SEGMENT_SUFFIX = ".log"
@@ -60,6 +62,7 @@ class RecordLog:
         self.directory = directory
         self.segment_bytes = segment_bytes
         self.segments = self._list_segments()
+        self.acknowledged = AcknowledgedEnd.read(directory)
         self.next_offset: int | None = None  # known once the log has been read to its end
         self.torn_tail: TornTail | None = None
         self._committed_end = 0  # byte position after the last commit in the last segment
@@ -105,6 +108,13 @@ class RecordLog:
             finally:
                 if isinstance(buf, mmap.mmap):
                     buf.close()
+        if expected < self.acknowledged.next_offset:
+            last = segments[-1][1] if segments else self.directory / segment_name(0)
+            raise self._corrupt(
+                last, _file_size(last), expected,
+                f"the log ends there, but commits up to offset {self.acknowledged.next_offset - 1} were acknowledged "
+                f"({self.acknowledged.path.name})",
+            )
         self.next_offset = expected
 
     def _segment_batches(
@@ -117,8 +127,12 @@ class RecordLog:
             found = read_batch(buf, position)
             if isinstance(found, ScanStop):
                 if found.torn and last_segment:
+                    torn_from = expected - sum(b.record_count for b in pending)
+                    if torn_from < self.acknowledged.next_offset:
+                        # What looks like an interrupted write lies inside an acknowledged commit.
+                        raise self._corrupt(path, found.position, expected, self._inside_acknowledged(found.reason))
                     self._torn(path, committed_end, len(buf), found.reason if not pending else "an unfinished commit")
-                    return expected - sum(b.record_count for b in pending)
+                    return torn_from
                 raise self._corrupt(path, found.position, expected, found.reason)
             if found.base_offset != expected:
                 raise self._corrupt(path, position, expected, f"the batch claims offset {found.base_offset}")
@@ -134,11 +148,21 @@ class RecordLog:
         if pending:
             if not last_segment:
                 raise self._corrupt(path, committed_end, pending[0].base_offset, "a commit with no final batch")
+            if pending[0].base_offset < self.acknowledged.next_offset:
+                raise self._corrupt(
+                    path, committed_end, pending[0].base_offset, self._inside_acknowledged("a commit with no final batch")
+                )
             self._torn(path, committed_end, len(buf), "an unfinished commit")
             return pending[0].base_offset
         if last_segment:
             self._committed_end = committed_end
         return expected
+
+    def _inside_acknowledged(self, reason: str) -> str:
+        return (
+            f"{reason}, inside what was acknowledged (commits up to offset {self.acknowledged.next_offset - 1}, "
+            f"{self.acknowledged.path.name}), so not an interrupted write"
+        )
 
     def _torn(self, path: Path, committed_end: int, size: int, reason: str) -> None:
         self._committed_end = committed_end
@@ -177,7 +201,13 @@ class RecordLog:
             try:
                 write_all(fd, b"".join(frames))
                 os.fsync(fd)
+                # Only now is the commit durable: record it as acknowledged before returning.
+                self.acknowledged.record(offset)
             except OSError as exc:
+                if isinstance(exc, RecordFailed) and not exc.restored:
+                    # The checkpoint may already claim this commit: it must stay in the log.
+                    self._failed = str(exc)
+                    raise
                 # Take back any part of the commit that reached the file, so that a later
                 # commit from this process does not land after it.
                 try:
@@ -200,3 +230,10 @@ class RecordLog:
         fsync_directory(self.directory)
         self.segments.append((next_offset, path))
         return path
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

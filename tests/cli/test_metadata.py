@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from kjbod.log.acknowledged import ACKNOWLEDGED_FILE
 from kjbod.log.framing import HEADER_SIZE, read_batch
 
 from ..conftest import Cli
@@ -61,8 +62,13 @@ def test_a_flipped_byte_exits_3_naming_the_offset(cli: Cli, state_dir: Path) -> 
     assert segment.read_bytes() == bytes(data)
 
 
-def test_a_truncated_last_batch_is_recovered_by_the_next_write(cli: Cli, state_dir: Path) -> None:
-    three_ticks(cli)
+def test_a_truncated_unacknowledged_last_batch_is_recovered_by_the_next_write(cli: Cli, state_dir: Path) -> None:
+    # As a kill leaves it after the last batch reached the file but before it was acknowledged.
+    cli("clock", "advance", "1s")
+    cli("clock", "advance", "2s")
+    acknowledged = (state_dir / ACKNOWLEDGED_FILE).read_bytes()
+    cli("clock", "advance", "3s")
+    (state_dir / ACKNOWLEDGED_FILE).write_bytes(acknowledged)
     segment = segment_of(state_dir)
     size = segment.stat().st_size
     with segment.open("r+b") as handle:

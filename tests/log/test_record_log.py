@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from kjbod.errors import CorruptStateError, UserError
+from kjbod.log.acknowledged import ACKNOWLEDGED_FILE
 from kjbod.log.framing import HEADER_SIZE
 from kjbod.records import KjbodClockRecord
 from kjbod.state.cluster_state import ClusterState, read_image
@@ -18,16 +19,26 @@ def ticks(start: int, count: int) -> list[KjbodClockRecord]:
     return [KjbodClockRecord(time_ms=t) for t in range(start, start + count)]
 
 
-def new_state(path: Path, commits: list[int]) -> list[tuple[int, int]]:
-    """Write commits of the given sizes; returns the byte span of each commit's batches."""
+def new_state(path: Path, commits: list[int], *, last_acknowledged: bool = True) -> list[tuple[int, int]]:
+    """Write commits of the given sizes; returns the byte span of each commit's batches.
+
+    With `last_acknowledged` False the last commit is left as a kill between its fsync and its
+    acknowledgement leaves it: in the log, beyond the acknowledged end."""
     spans = []
+    acknowledged = path / ACKNOWLEDGED_FILE
     with ClusterState.open(path, write=True, create=True) as state:
         clock = 1
         for size in commits:
             before = _segment(path).stat().st_size if list(path.glob("*.log")) else 0
+            previous = acknowledged.read_bytes() if acknowledged.exists() else None
             state.commit(ticks(clock, size))
             clock += size
             spans.append((before, _segment(path).stat().st_size))
+    if not last_acknowledged:
+        if previous is None:
+            acknowledged.unlink()
+        else:
+            acknowledged.write_bytes(previous)
     return spans
 
 
@@ -47,9 +58,9 @@ def test_commits_read_back_in_order(tmp_path: Path) -> None:
     assert (image.offset, image.time_ms) == (5, 6)
 
 
-def test_a_truncated_last_batch_is_ignored_by_readers_and_removed_by_writers(tmp_path: Path) -> None:
+def test_a_truncated_unacknowledged_last_batch_is_ignored_by_readers_and_removed_by_writers(tmp_path: Path) -> None:
     path = tmp_path / "s"
-    spans = new_state(path, [1, 1, 1])
+    spans = new_state(path, [1, 1, 1], last_acknowledged=False)
     segment = _segment(path)
     with segment.open("r+b") as handle:
         handle.truncate(spans[-1][1] - 5)
@@ -79,7 +90,7 @@ def test_zero_fill_after_the_last_commit_is_a_torn_tail(tmp_path: Path) -> None:
 
 def test_an_unfinished_multi_batch_commit_is_dropped_whole(tmp_path: Path) -> None:
     path = tmp_path / "s"
-    spans = new_state(path, [3, 12_000])  # the second commit spans three batches
+    spans = new_state(path, [3, 12_000], last_acknowledged=False)  # the second commit spans three batches
     segment = _segment(path)
     data = segment.read_bytes()
     # Cut inside the commit's last batch: its first two batches are complete but unfinished.

@@ -8,7 +8,8 @@ as a writer (which recovers a torn tail) and checks that
 
 - every acknowledged commit is present (else it counts as *lost*),
 - the log is exactly a run of complete commits 0..K-1, nothing partial (else *partial*),
-- the state opens at all (else *corrupt*).
+- the state opens at all (else *corrupt*),
+- the acknowledged-end checkpoint covers every acknowledged commit (else *unrecorded*).
 
 Shared by tests/test_crash_safety.py (CI) and bench/bench_crash.py (more kills).
 """
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kjbod.errors import CorruptStateError
+from kjbod.log.acknowledged import AcknowledgedEnd
 from kjbod.records import KjbodClockRecord
 from kjbod.state.cluster_state import ClusterState
 from kjbod.state.inspect import iter_records
@@ -36,6 +38,12 @@ def commit_size(k: int) -> int:
     return _SIZES[k % len(_SIZES)]
 
 
+def commit_end(k: int) -> int:
+    """The offset after commit k."""
+    full, rest = divmod(k + 1, len(_SIZES))
+    return full * sum(_SIZES) + sum(_SIZES[:rest])
+
+
 @dataclass
 class CrashReport:
     kills: int = 0
@@ -43,13 +51,14 @@ class CrashReport:
     lost: int = 0
     partial: int = 0
     corrupt: int = 0
+    unrecorded: int = 0
     torn_tails_recovered: int = 0
     commits_on_disk: int = 0
 
     def summary(self) -> str:
         return (
             f"kills={self.kills} acknowledged={self.acknowledged} lost={self.lost} partial={self.partial} "
-            f"corrupt={self.corrupt} torn_tails_recovered={self.torn_tails_recovered} commits={self.commits_on_disk}"
+            f"corrupt={self.corrupt} unrecorded={self.unrecorded} torn_tails_recovered={self.torn_tails_recovered} commits={self.commits_on_disk}"
         )
 
 
@@ -164,5 +173,7 @@ def run(path: Path, kills: int, *, seed: int = 1, max_delay: float = 0.08) -> Cr
         report.torn_tails_recovered += sum(n.startswith("Recovered") for n in notices)
         checker.check(report)
         report.lost += sum(1 for k in acked if k >= checker.complete_commits)
+        if acked and AcknowledgedEnd.read(path).next_offset < commit_end(max(acked)):
+            report.unrecorded += 1
     report.commits_on_disk = checker.complete_commits
     return report
