@@ -37,7 +37,7 @@ def test_a_damaged_length_of_the_last_acknowledged_batch_is_never_taken_for_a_to
     made it look like an interrupted write, and the next write cut the commit. Real processes:
     verify and the next write both exit 3 naming the offset, and nothing is cut.
     (tests/log/test_acknowledged_end.py flips every bit of the whole header in-process.)"""
-    fixtures = Path(__file__).parent / "log" / "fixtures"
+    fixtures = Path(__file__).parents[1] / "log" / "fixtures"
     state = tmp_path / "state"
     made = kjbod(state, "import", "cluster", "--brokers", str(fixtures / "brokers.json"), "--assignment", str(fixtures / "assignment.json"))
     assert made.returncode == 0, made.stderr
