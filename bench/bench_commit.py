@@ -49,7 +49,7 @@ def main() -> None:
     try:
         for records in (int(r) for r in args.records.split(",")):
             with_checkpoint, baseline = [], []
-            for round_ in range(ROUNDS):
+            for _ in range(ROUNDS):
                 per_round = max(args.commits // ROUNDS, 1)
                 baseline.append(seconds_per_commit(root / f"base-{records}", per_round, records, checkpoint=False))
                 with_checkpoint.append(seconds_per_commit(root / f"ack-{records}", per_round, records, checkpoint=True))

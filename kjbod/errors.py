@@ -27,6 +27,17 @@ class UserError(KjbodError):
     exit_code = 1
 
 
+class WriteFailed(UserError):
+    """Writing a file of a cluster state failed (a full disk, a read-only mount). The message
+    names the file, what was being done and what was left behind; `reason` and `doing` let a
+    caller that undoes more (a failed creation) say so in its own message."""
+
+    def __init__(self, message: str, *, reason: str, doing: str) -> None:
+        super().__init__(message)
+        self.reason = reason  # e.g. "No space left on device"
+        self.doing = doing  # e.g. "appending a commit to 00000000000000000000.log"
+
+
 class UsageError(KjbodError):
     """The command line's structure is wrong (an option combination the parser cannot express)."""
 

@@ -113,7 +113,7 @@ class AcknowledgedEnd:
                 atomic_write(self.path, _new_file(next_offset))
             except OSError as exc:
                 # atomic_write leaves no file unless only the directory's fsync failed.
-                raise RecordFailed(exc, restored=not self.path.exists()) from exc
+                raise RecordFailed(exc, self.path, restored=not self.path.exists()) from exc
             self.sequence, self.next_offset = 0, next_offset
             return
         sequence = self.sequence + 1
@@ -131,8 +131,8 @@ class AcknowledgedEnd:
                     _pwrite_all(fd, previous, position)
                     os.fdatasync(fd)
                 except OSError:
-                    raise RecordFailed(exc, restored=False) from exc
-                raise RecordFailed(exc, restored=True) from exc
+                    raise RecordFailed(exc, self.path, restored=False) from exc
+                raise RecordFailed(exc, self.path, restored=True) from exc
         finally:
             os.close(fd)
         self.sequence, self.next_offset = sequence, next_offset
@@ -142,9 +142,8 @@ class RecordFailed(OSError):
     """Recording the acknowledged end failed; `restored` says whether the file still holds the
     previous end (so the commit may be taken back)."""
 
-    def __init__(self, cause: OSError, *, restored: bool) -> None:
-        super().__init__(cause.errno or errno.EIO, cause.strerror or str(cause))
-        self.filename = cause.filename
+    def __init__(self, cause: OSError, path: Path, *, restored: bool) -> None:
+        super().__init__(cause.errno or errno.EIO, cause.strerror or str(cause), str(path))
         self.restored = restored
 
 

@@ -33,6 +33,10 @@ def segment_name(base_offset: int) -> str:
     return f"{base_offset:020d}{SEGMENT_SUFFIX}"
 
 
+def is_segment_name(name: str) -> bool:
+    return _SEGMENT_NAME.match(name) is not None
+
+
 @dataclass(frozen=True)
 class TornTail:
     """Bytes at the end of the log that no completed write produced."""
@@ -204,6 +208,8 @@ class RecordLog:
                 # Only now is the commit durable: record it as acknowledged before returning.
                 self.acknowledged.record(offset)
             except OSError as exc:
+                if exc.filename is None:
+                    exc.filename = str(path)  # os.write and os.fsync name no file
                 if isinstance(exc, RecordFailed) and not exc.restored:
                     # The checkpoint may already claim this commit: it must stay in the log.
                     self._failed = str(exc)

@@ -21,15 +21,17 @@ from typing import TypeVar
 
 from kjbod.common.callbacks import Progress, gc_paused, ignore
 from kjbod.controller import Controller, ControllerResult
-from kjbod.errors import CorruptStateError, ReplayError, UserError
+from kjbod.errors import CorruptStateError, ReplayError, UserError, WriteFailed
 from kjbod.image import EMPTY_IMAGE, Delta, Image
+from kjbod.log.acknowledged import RecordFailed
 from kjbod.log.framing import Batch
 from kjbod.log.lock import DEFAULT_LOCK_TIMEOUT, StateLock
 from kjbod.log.record_log import RecordLog
-from kjbod.log.snapshot import list_snapshots, read_snapshot, write_snapshot
+from kjbod.log.snapshot import list_snapshots, read_snapshot, snapshot_name, write_snapshot
 from kjbod.records import Record
 from kjbod.records.codec import RecordDecodeError, RecordRun, batch_entries, decode_entries, encode_entries, entry_count
-from kjbod.state.marker import check_state_directory
+from kjbod.state.creation import creating, remove_stale_builds
+from kjbod.state.marker import check_state_directory, is_state_directory
 from kjbod.state.names import may_rename, sync_name_index
 
 RECORDS_PER_BATCH = 5000
@@ -62,7 +64,9 @@ class ClusterState:
         self.writable = write
         self._notify = notify
         self._progress = progress
-        check_state_directory(path, create and write)
+        if create and write and not is_state_directory(path):
+            _create_empty(path, lock_timeout)
+        check_state_directory(path)
         self._lock = StateLock(path, exclusive=write, timeout=lock_timeout)
         self._lock.acquire()
         try:
@@ -71,6 +75,7 @@ class ClusterState:
                 # writer lock nobody else can be writing one.
                 for stale in path.glob("*.snapshot.tmp"):
                     stale.unlink()
+                remove_stale_builds(path)
             self.log = RecordLog(path)
             with gc_paused():
                 self.image = self._load()
@@ -212,7 +217,13 @@ class ClusterState:
         try:
             first, last = self.log.append(payloads, _now_ms())
         except OSError as exc:
-            raise UserError(f"Cannot write to the cluster state {self.path}: {exc.strerror or exc}") from None
+            recording = isinstance(exc, RecordFailed)
+            doing = f"{'recording the commit in' if recording else 'appending a commit to'} {_name(exc, self.path)}"
+            reason, kept = exc.strerror or str(exc), recording and not exc.restored
+            left = "the commit stays in the log; reopen the state to see whether it took effect" if kept else "nothing was written"
+            raise WriteFailed(
+                f"Cannot write to the cluster state {self.path}: {reason} ({doing}); {left}", reason=reason, doing=doing
+            ) from None
         self.image = new_image
         if may_rename(entries):
             sync_name_index(self.path, new_image)
@@ -220,7 +231,21 @@ class ClusterState:
 
     def write_snapshot(self) -> Path:
         """Write a snapshot of the current image (records that rebuild it)."""
-        return write_snapshot(self.path, self.image.next_offset, self.image.write(), _now_ms())
+        try:
+            return write_snapshot(self.path, self.image.next_offset, self.image.write(), _now_ms())
+        except OSError as exc:
+            name = snapshot_name(self.image.next_offset)
+            reason, doing = exc.strerror or str(exc), f"writing the snapshot {name}"
+            left = (
+                "the snapshot is in place but may not survive a power failure"
+                if (self.path / name).exists()
+                else "no snapshot file was left and the state is unchanged"
+            )
+            raise WriteFailed(
+                f"Cannot write a snapshot of the cluster state {self.path}: {reason} ({doing}); {left}",
+                reason=reason,
+                doing=doing,
+            ) from None
 
 
 def run_operation(
@@ -269,6 +294,24 @@ class _LogPosition:
         total = self.starts[-1]
         share = f" ({min(100, 100 * (self.starts[index] + batch.position + batch.size) // total)}%)" if total else ""
         return f"Replaying the record log: offset {batch.base_offset:,}{share}"
+
+
+def _create_empty(path: Path, lock_timeout: float) -> None:
+    """An empty state at `path` (for tests and tools that fill one commit by commit)."""
+    try:
+        with creating(path, refusal=f"Cannot create a cluster state in {path}", lock_timeout=lock_timeout):
+            pass
+    except UserError:
+        if not is_state_directory(path):  # else another process created it meanwhile: use it
+            raise
+
+
+def _name(exc: OSError, directory: Path) -> str:
+    """The file an error is about, relative to the state directory when it lies inside it."""
+    if not exc.filename:
+        return "the state directory"
+    path = Path(exc.filename)
+    return path.name if path.parent == directory else str(path)
 
 
 def _file_size(path: Path) -> int:

@@ -8,7 +8,6 @@ themselves.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,15 +18,20 @@ from kjbod.log.lock import DEFAULT_LOCK_TIMEOUT
 from kjbod.records import Record
 from kjbod.records.codec import RecordRun
 from kjbod.state.cluster_state import ClusterState, Notify
+from kjbod.state.creation import creating, inspect_target
 from kjbod.state.inspect import VerifyReport, iter_records, verify_state
-from kjbod.state.marker import check_new_state_directory
+from kjbod.state.marker import is_state_directory
+
+_NEW_STATE_HINT = (
+    ". `kjbod import cluster` creates a new cluster state and never overwrites one; point --state at a new or empty directory"
+)
 
 
 @dataclass(frozen=True)
 class CreatedState:
     path: Path
     records: int
-    snapshot: Path
+    snapshot: Path | None
 
 
 class StateDirectory:
@@ -42,38 +46,48 @@ class StateDirectory:
         self.progress = progress
 
     def check_new(self) -> None:
-        """Refuse, before any work is done, a target that cannot take a new state."""
-        check_new_state_directory(self.path)
+        """Refuse, before any work is done, a target that cannot take a new state (what an
+        interrupted creation left is no obstacle: see kjbod.state.creation)."""
+        inspect_target(self.path, f"Cannot import into {self.path}", _NEW_STATE_HINT)
 
     def create(self, entries: Sequence[Record | RecordRun]) -> CreatedState:
         """A new state holding `entries` as one commit, then a snapshot so that the next command
-        opens it fast. A failure leaves the directory as it was found (missing or empty)."""
-        existed = check_new_state_directory(self.path)
-        state = ClusterState.open(self.path, write=True, create=True, lock_timeout=self.lock_timeout, notify=self.notify)
-        try:
-            if not state.image.is_empty:
-                raise UserError(f"Cannot import into {self.path}: another process created a cluster state there")
-            with gc_paused():
-                commit = state.commit(entries)
-                self.progress("Writing a snapshot")
-                snapshot = state.write_snapshot()
-        except BaseException:
-            state.close()
-            if state.image.is_empty:
-                _remove_partial_state(self.path, existed)
-            raise
-        state.close()
-        return CreatedState(self.path, commit.record_count if commit else 0, snapshot)
+        opens it fast; it appears whole or not at all (kjbod.state.creation)."""
+        return self._create(entries, refusal=f"Cannot import into {self.path}", hint=_NEW_STATE_HINT, snapshot=True)
 
     def bootstrap(self, records: Sequence[Record]) -> bool:
         """A controller initialises the cluster state with its bootstrap records, once: True if
         it did, False if the state already held records."""
-        with ClusterState.open(self.path, write=True, create=True, lock_timeout=self.lock_timeout, notify=self.notify) as state:
-            if not state.image.is_empty:
-                return False
-            state.commit(records)
-        return True
+        for _ in range(2):
+            if is_state_directory(self.path):
+                with ClusterState.open(self.path, write=True, lock_timeout=self.lock_timeout, notify=self.notify) as state:
+                    if not state.image.is_empty:
+                        return False
+                    state.commit(records)  # one commit into a state that holds nothing: atomic
+                return True
+            try:
+                self._create(records, refusal=f"Cannot create a cluster state in {self.path}", snapshot=False)
+                return True
+            except UserError:
+                if not is_state_directory(self.path):
+                    raise
+                # Another controller's format created it meanwhile: look again.
+        return False
 
+    def _create(
+        self, entries: Sequence[Record | RecordRun], *, refusal: str, hint: str = "", snapshot: bool
+    ) -> CreatedState:
+        with creating(self.path, refusal=refusal, hint=hint, lock_timeout=self.lock_timeout) as build:
+            with ClusterState.open(build, write=True, lock_timeout=self.lock_timeout, notify=self.notify) as state:
+                with gc_paused():
+                    commit = state.commit(entries)
+                    written = None
+                    if snapshot:
+                        self.progress("Writing a snapshot")
+                        written = state.write_snapshot()
+        return CreatedState(
+            self.path, commit.record_count if commit else 0, self.path / written.name if written else None
+        )
 
     def records(self, *, from_offset: int = 0) -> Iterator[tuple[int, Record]]:
         """Every committed record at or after `from_offset`, with its offset (`metadata dump`)."""
@@ -82,18 +96,3 @@ class StateDirectory:
     def verify(self) -> VerifyReport:
         """Every checksum, every record replayed, every snapshot against the log (`metadata verify`)."""
         return verify_state(self.path, lock_timeout=self.lock_timeout)
-
-
-def _remove_partial_state(path: Path, existed: bool) -> None:
-    """A failed creation leaves the directory as it found it (missing or empty), so that the
-    next attempt is not refused; it was checked to be empty before anything was written."""
-    if not path.is_dir():
-        return
-    if existed:
-        for child in path.iterdir():
-            if child.is_dir() and not child.is_symlink():
-                shutil.rmtree(child, ignore_errors=True)
-            else:
-                child.unlink(missing_ok=True)
-    else:
-        shutil.rmtree(path, ignore_errors=True)

@@ -22,7 +22,7 @@ def iter_records(
     path: Path, *, from_offset: int = 0, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
 ) -> Iterator[tuple[int, Record]]:
     """Every committed record at or after `from_offset`, with its offset (no image is built)."""
-    check_state_directory(path, create=False)
+    check_state_directory(path)
     with StateLock(path, exclusive=False, timeout=lock_timeout):
         log = RecordLog(path)
         for batch in log.batches(from_offset=from_offset):
@@ -58,7 +58,7 @@ class VerifyReport:
 def verify_state(path: Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> VerifyReport:
     """Read every batch, validate every record, replay the whole log from empty, and check that
     every snapshot rebuilds exactly the image the log gives at its offset."""
-    check_state_directory(path, create=False)
+    check_state_directory(path)
     report = VerifyReport()
     with StateLock(path, exclusive=False, timeout=lock_timeout):
         log = RecordLog(path)

@@ -547,5 +547,12 @@ def write_plan(plan: FormatPlan, outcome: FormatOutcome, date: datetime | None =
         except OSError as exc:
             detail = f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc.strerror or exc)
             result.status, result.error = DirectoryStatus.FAILED, detail
-            raise FormatFailed(f"Error while writing meta.properties file {result.plan.path}: {detail}", outcome) from None
+            # Kafka's message, then what was left behind (write_directory undid its own work).
+            formatted = [r.plan.path for r in outcome.directories if r.status is DirectoryStatus.FORMATTED]
+            before = f"; {', '.join(formatted)} stay{'s' if len(formatted) == 1 else ''} formatted" if formatted else ""
+            raise FormatFailed(
+                f"Error while writing meta.properties file {result.plan.path}: {detail} "
+                f"(nothing was left in {result.plan.path}{before})",
+                outcome,
+            ) from None
         result.status = DirectoryStatus.FORMATTED

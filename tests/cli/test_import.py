@@ -152,11 +152,12 @@ def test_problems_are_listed_on_stderr_and_nothing_is_created(cli: Cli, exports:
 
 
 def test_an_existing_state_is_refused(cli: Cli, exports: list[str], state_dir: Path) -> None:
+    assert cli("clock", "advance", "1s").exit_code == 0
     result = cli("import", "cluster", *exports)
     assert (result.exit_code, result.stdout) == (1, "")
     assert result.stderr == (
-        f"Cannot import into {state_dir}: the directory is not empty. `kjbod import cluster` creates a new cluster state and "
-        "never overwrites one; point --state at a new or empty directory\n"
+        f"Cannot import into {state_dir}: the directory already holds a cluster state. `kjbod import cluster` creates a new "
+        "cluster state and never overwrites one; point --state at a new or empty directory\n"
     )
 
 

@@ -266,7 +266,8 @@ def test_a_write_failure_shows_what_was_done(cli: Cli, tmp_path: Path, monkeypat
         f"Formatting metadata directory {tmp_path}/d2 with metadata.version 4.3-IV0.\n"
     )
     assert result.stderr == (
-        f"Error while writing meta.properties file {tmp_path}/d2: No space left on device: {tmp_path}/d2/meta.properties.tmp\n"
+        f"Error while writing meta.properties file {tmp_path}/d2: No space left on device: {tmp_path}/d2/meta.properties.tmp "
+        f"(nothing was left in {tmp_path}/d2; {tmp_path}/d1 stays formatted)\n"
     )
     as_json = cli("-o", "json", "format", "-c", config, "-t", CLUSTER_ID, "-g", state=None)
     assert as_json.exit_code == 1

@@ -68,8 +68,8 @@ def test_a_directory_without_write_permission(fake_fs: FakeFilesystem) -> None:
         format_dirs()
     # Linux names the file being created; pyfakefs names the directory that refused it.
     assert caught.value.message in (
-        "Error while writing meta.properties file /data/d1: Permission denied: /data/d1/bootstrap.checkpoint.tmp",
-        "Error while writing meta.properties file /data/d1: Permission denied: /data/d1",
+        "Error while writing meta.properties file /data/d1: Permission denied: /data/d1/bootstrap.checkpoint.tmp (nothing was left in /data/d1)",
+        "Error while writing meta.properties file /data/d1: Permission denied: /data/d1 (nothing was left in /data/d1)",
     )
     assert caught.value.exit_code == 1
     assert listing(Path("/data/d1")) == []
@@ -81,7 +81,9 @@ def test_a_parent_without_write_permission(fake_fs: FakeFilesystem) -> None:
     fake_fs.create_dir("/data", perm_bits=0o555)
     with pytest.raises(FormatFailed) as caught:
         format_dirs()
-    assert caught.value.message == "Error while writing meta.properties file /data/d1: Permission denied: /data/d1"
+    assert caught.value.message == (
+        "Error while writing meta.properties file /data/d1: Permission denied: /data/d1 (nothing was left in /data/d1)"
+    )
     assert listing(Path("/data")) == []
 
 

@@ -404,7 +404,7 @@ def test_a_failure_part_way_keeps_earlier_directories_and_leaves_the_failed_one_
         run(config, tmp_path / "state")
     assert caught.value.message == (
         f"Error while writing meta.properties file {tmp_path}/b/new/d2: No space left on device: "
-        f"{tmp_path}/b/new/d2/meta.properties.tmp"
+        f"{tmp_path}/b/new/d2/meta.properties.tmp (nothing was left in {tmp_path}/b/new/d2; {tmp_path}/a1 stays formatted)"
     )
     assert [r.status for r in caught.value.outcome.directories] == [
         DirectoryStatus.FORMATTED,

@@ -86,7 +86,7 @@ def test_a_state_that_cannot_be_created_is_reported_after_the_directories(write_
     (tmp_path / "state" / "something").write_text("not a cluster state")
     with pytest.raises(FormatFailed) as caught:
         run(config, tmp_path / "state")
-    assert caught.value.message == f"Cannot create a cluster state in {tmp_path / 'state'}: the directory is not empty"
+    assert caught.value.message == f"Cannot create a cluster state in {tmp_path / 'state'}: the directory is not empty (it holds something)"
     assert caught.value.outcome.directories[0].status is DirectoryStatus.FORMATTED
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -21,7 +22,7 @@ from kjbod.common.versions import default_supported_ranges
 from kjbod.errors import UserError
 from kjbod.image import EMPTY_IMAGE, Image, replay_all
 from kjbod.log.snapshot import list_snapshots
-from kjbod.records import KjbodLogDir
+from kjbod.records import KjbodClockRecord, KjbodLogDir
 from kjbod.state import StateDirectory
 from kjbod.state.cluster_state import ClusterState, read_image
 from kjbod.tools.importer.from_files import (
@@ -376,17 +377,26 @@ def test_importing_again_gives_the_same_state(files: ImportRequest, tmp_path: Pa
     assert (one.topics, one.cluster.brokers, one.cluster.log_dirs) == (two.topics, two.cluster.brokers, two.cluster.log_dirs)
 
 
-def test_an_existing_or_non_empty_directory_is_never_overwritten(files: ImportRequest, tmp_path: Path) -> None:
+def test_an_existing_state_or_a_non_empty_directory_is_never_overwritten(files: ImportRequest, tmp_path: Path) -> None:
     existing = tmp_path / "existing"
-    ClusterState.open(existing, write=True, create=True).close()
+    with ClusterState.open(existing, write=True, create=True) as state:
+        state.commit([KjbodClockRecord(time_ms=5)])
     other = tmp_path / "other"
     other.mkdir()
     (other / "notes.txt").write_text("keep me")
-    for path in (existing, other):
-        with pytest.raises(UserError, match=f"^Cannot import into {path}: the directory is not empty"):
+    for path, obstacle in ((existing, "the directory already holds a cluster state"), (other, "the directory is not empty (it holds notes.txt)")):
+        with pytest.raises(UserError, match=rf"^Cannot import into {path}: {re.escape(obstacle)}\. `kjbod import cluster` creates"):
             import_cluster_into(path, files)
     assert (other / "notes.txt").read_text() == "keep me"
-    assert read_image(existing).is_empty
+    assert read_image(existing).time_ms == 5
+
+
+def test_a_state_that_holds_no_record_is_no_obstacle(files: ImportRequest, tmp_path: Path) -> None:
+    """What an earlier kjbod left when killed after writing the marker: it holds nothing."""
+    empty_state = tmp_path / "empty-state"
+    ClusterState.open(empty_state, write=True, create=True).close()
+    import_cluster_into(empty_state, files)
+    assert read_image(empty_state).topics == imported(files).topics
 
 
 def test_invalid_input_writes_nothing(files: ImportRequest, tmp_path: Path) -> None:
