@@ -25,6 +25,8 @@ from kjbod.image import Image
 from kjbod.records import CONFIG_RESOURCE_BROKER, ConfigRecord
 
 _UNITS_MS = {"": 1000, "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+# The clock counts milliseconds in a Java long, as Kafka's timestamps do.
+_LONGEST_MS = 2**63 - 1
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 
 
@@ -33,7 +35,10 @@ def parse_duration_ms(text: str) -> int:
     match = _DURATION.match(text)
     if not match:
         raise UserError(f"Invalid duration '{text}': use a number with an optional unit ms, s, m, h or d, e.g. 25m")
-    return round(float(match.group(1)) * _UNITS_MS[match.group(2) or ""])
+    value = float(match.group(1)) * _UNITS_MS[match.group(2) or ""]
+    if not value < _LONGEST_MS:  # also infinity, from a number too long for a float
+        raise UserError(f"Invalid duration '{text}': longer than the clock can count ({format_duration(_LONGEST_MS)} at most)")
+    return round(value)
 
 
 def format_duration(ms: int) -> str:
@@ -87,6 +92,11 @@ class ClockControl:
         """Move the clock forward; copies progress and complete on the way."""
         if duration_ms < 0:
             raise UserError("The clock cannot go back: give a positive duration")
+        if duration_ms > _LONGEST_MS - self._image.time_ms:
+            raise UserError(
+                f"The clock cannot pass {format_duration(_LONGEST_MS)} (the largest time a Java long holds): "
+                f"it is at {format_duration(self._image.time_ms)}; give a shorter duration"
+            )
         return self._result(simulate(self._image, duration_ms))
 
     def advance_until_idle(self, horizon_ms: int = HORIZON_MS) -> ControllerResult[ClockAdvance]:

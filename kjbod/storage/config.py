@@ -63,6 +63,8 @@ class NodeConfig:
     unstable_feature_versions: bool
     # The raw `inter.broker.protocol.version`, if the file sets it.
     inter_broker_protocol_version: str | None
+    # `broker.rack` (what a broker registers with), if set and not empty.
+    broker_rack: str | None = None
 
     @property
     def kraft_mode(self) -> bool:
@@ -113,6 +115,33 @@ def _endpoints(text: str, path: Path, key: str) -> list[Endpoint]:
     return endpoints
 
 
+def _shown(value: str) -> str:
+    return value.encode("unicode_escape").decode("ascii")
+
+
+def _check_text(value: str, key: str, path: Path) -> str:
+    """Text kjbod stores or prints must encode: a \\uXXXX escape can make a lone UTF-16
+    surrogate, which Java keeps in a String but no file or terminal can take."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        reason = f"{value[exc.start]!a} is half of a UTF-16 surrogate pair, not a character"
+        raise _config_error(path, key, _shown(value), reason) from None
+    return value
+
+
+def _check_path(directory: str, key: str, value: str, path: Path) -> None:
+    """A directory the tools open must be a path the operating system takes."""
+    _check_text(directory, key, path)
+    if "\0" in directory:
+        raise _config_error(path, key, _shown(value), "a directory path cannot contain a NUL character")
+
+
+def _text_setting(props: dict[str, str], key: str, path: Path, default: str | None = None) -> str | None:
+    raw = props.get(key, default)
+    return None if raw is None else _check_text(raw, key, path)
+
+
 def _int_setting(props: dict[str, str], key: str, path: Path) -> int | None:
     raw = props.get(key)
     if raw is None:
@@ -138,7 +167,7 @@ def load_node_config(path: Path) -> NodeConfig:
     """Read server.properties; raises UserError naming the file for anything unusable."""
     props = read_properties(path)
     roles: list[str] = []
-    for role in parse_csv_list(props.get("process.roles", "")):
+    for role in parse_csv_list(_text_setting(props, "process.roles", path, "") or ""):
         if role not in (BROKER_ROLE, CONTROLLER_ROLE):
             raise UserError(
                 f"Unknown process role '{role}' (only 'broker' and 'controller' are allowed roles) (in {path})"
@@ -149,21 +178,25 @@ def load_node_config(path: Path) -> NodeConfig:
     node_id = _int_setting(props, "node.id", path)
     if node_id is None:
         node_id = _int_setting(props, "broker.id", path)
-    log_dirs_text = props.get("log.dirs")
-    log_dirs = parse_csv_list(log_dirs_text if log_dirs_text is not None else props.get("log.dir", DEFAULT_LOG_DIR))
+    log_dirs_key = "log.dirs" if props.get("log.dirs") is not None else "log.dir"
+    log_dirs = parse_csv_list(props.get(log_dirs_key, DEFAULT_LOG_DIR))
     if not log_dirs:
         raise UserError(f"At least one log directory must be defined via log.dirs or log.dir. (in {path})")
+    for directory in log_dirs:
+        _check_path(directory, log_dirs_key, props[log_dirs_key] if log_dirs_key in props else directory, path)
     metadata_log_dir = props.get("metadata.log.dir") or log_dirs[0]
+    _check_path(metadata_log_dir, "metadata.log.dir", metadata_log_dir, path)
     return NodeConfig(
         path=path,
         process_roles=tuple(roles),
         node_id=-1 if node_id is None else node_id,
         log_dirs=tuple(log_dirs),
         metadata_log_dir=metadata_log_dir,
-        controller_listener_names=tuple(parse_csv_list(props.get("controller.listener.names", ""))),
-        quorum_voters=props.get("controller.quorum.voters", "").strip(),
-        listeners=props.get("listeners", DEFAULT_LISTENERS),
-        advertised_listeners=props.get("advertised.listeners"),
+        controller_listener_names=tuple(parse_csv_list(_text_setting(props, "controller.listener.names", path, "") or "")),
+        quorum_voters=(_text_setting(props, "controller.quorum.voters", path, "") or "").strip(),
+        listeners=_text_setting(props, "listeners", path, DEFAULT_LISTENERS) or DEFAULT_LISTENERS,
+        advertised_listeners=_text_setting(props, "advertised.listeners", path),
         unstable_feature_versions=_bool_setting(props, "unstable.feature.versions.enable", path),
-        inter_broker_protocol_version=props.get("inter.broker.protocol.version"),
+        inter_broker_protocol_version=_text_setting(props, "inter.broker.protocol.version", path),
+        broker_rack=_text_setting(props, "broker.rack", path) or None,
     )

@@ -70,6 +70,11 @@ def test_durations() -> None:
     assert format_duration(2_048_000) == "34m 8s" and format_duration(0) == "0s" and format_duration(90_061_001) == "1d 1h 1m 1.001s"
     with pytest.raises(UserError):
         parse_duration_ms("soon")
+    # Past a Java long of milliseconds (and past a float) is refused, not an overflow.
+    assert parse_duration_ms("106751991167d") == 106751991167 * 86_400_000
+    for text in ("106751991168d", "9" * 400 + "d"):
+        with pytest.raises(UserError, match=f"Invalid duration '{text}': longer than the clock can count"):
+            parse_duration_ms(text)
 
 
 def test_an_idle_advance_writes_only_the_clock() -> None:
@@ -80,6 +85,9 @@ def test_an_idle_advance_writes_only_the_clock() -> None:
     assert ClockControl(image).advance(0).records == ()
     with pytest.raises(UserError, match="The clock cannot go back"):
         ClockControl(image).advance(-1)
+    later = apply(image, ClockControl(image).advance(60_000))
+    with pytest.raises(UserError, match=r"The clock cannot pass 106751991167d 7h 12m 55.807s \(the largest time a Java long holds\): it is at 1m"):
+        ClockControl(later).advance(2**63 - 60_000)
 
 
 def test_a_new_replica_copies_at_the_default_link_rate_and_joins_the_isr() -> None:

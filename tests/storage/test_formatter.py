@@ -189,6 +189,21 @@ def test_config_values_kjbod_reads_are_checked(write_config: WriteConfig) -> Non
     assert refusal(missing) == f"Cannot read {missing}: No such file or directory"
 
 
+def test_paths_and_text_that_no_file_system_or_record_can_take_are_refused(write_config: WriteConfig) -> None:
+    """Issue 20: a NUL in log.dirs was an internal error ("embedded null byte"); so was a lone
+    UTF-16 surrogate, which a \\uXXXX escape makes, in a path or in text kjbod stores."""
+    cases = [
+        ("log.dirs", "/x/d\0x", "Invalid value /x/d\\x00x for configuration log.dirs: a directory path cannot contain a NUL character"),
+        ("metadata.log.dir", "/m\0", "Invalid value /m\\x00 for configuration metadata.log.dir: a directory path cannot contain a NUL character"),
+        ("log.dirs", "/x/\\ud800", "Invalid value /x/\\ud800 for configuration log.dirs: '\\ud800' is half of a UTF-16 surrogate pair, not a character"),
+        ("listeners", "PLAINTEXT://\\udc00:9092", "Invalid value PLAINTEXT://\\udc00:9092 for configuration listeners: '\\udc00' is half of a UTF-16 "
+         "surrogate pair, not a character"),
+    ]  # fmt: skip
+    for index, (key, value, message) in enumerate(cases):
+        config = write_config({**BROKER, key: value}, name=f"{index}.properties")
+        assert refusal(config) == f"{message} (in {config})"
+
+
 @pytest.mark.parametrize(
     ("features", "flags", "message"),
     [

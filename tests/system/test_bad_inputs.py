@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from kjbod.errors import KjbodError
@@ -93,9 +93,14 @@ def assert_planned(kind: str) -> None:
     assert count >= PLANNED[kind], f"{kind}: {count} inputs generated, {PLANNED[kind]} planned"
 
 
+Examples = Callable[[World], list[tuple[bytes, int]]]
+
+
 def campaign(kind: str, files: st.SearchStrategy[bytes], commands: list[Command], *, target: Callable[[World], Path] | None = None,
-             moving: Callable[[str], bool] = lambda label: False, state: Callable[[World], Path] | None = None) -> Callable[[World], None]:
-    """A test body: PLANNED[kind] mutated files, each run by one of `commands`."""
+             moving: Callable[[str], bool] = lambda label: False, state: Callable[[World], Path] | None = None,
+             examples: Examples = lambda world: []) -> Callable[[World], None]:
+    """A test body: PLANNED[kind] mutated files, each run by one of `commands`, after the
+    `examples` (a file and the index of the command that runs it), which always run."""
 
     def body(world: World) -> None:
         @settings(CAMPAIGN, max_examples=PLANNED[kind])
@@ -105,6 +110,8 @@ def campaign(kind: str, files: st.SearchStrategy[bytes], commands: list[Command]
             run_one(world, kind, content, (target or (lambda w: w.root / "input"))(world), command, json_output,
                     moving=moving(label), state=state(world) if state else None)
 
+        for content, index in examples(world):
+            one = example(content=content, command=commands[index], json_output=False)(one)
         one()
         assert_planned(kind)
 
@@ -205,6 +212,25 @@ def test_the_rules_catch_a_traceback_and_a_changed_state() -> None:
         PROBLEMS.update(saved)
 
 
+def _with_setting(text: str, key: str, value: str) -> bytes:
+    lines = [line for line in text.splitlines() if not line.startswith(f"{key}=")]
+    return "\n".join([*lines, f"{key}={value}"]).encode("utf-8") + b"\n"
+
+
+def _issue_20_properties(world: World) -> list[tuple[bytes, int]]:
+    """Issue 20: a NUL in log.dirs was an internal error for format --dry-run, broker register
+    and log-dirs describe --from-disk; its siblings are a lone surrogate (from a \\uXXXX escape)
+    in a path or in broker.rack, and a NUL in metadata.log.dir."""
+    text = world.files["server.properties"][0]
+    nul = _with_setting(text, "log.dirs", "/x/d\0x")
+    return [
+        *((nul, index) for index in (6, 4, 5)),
+        (_with_setting(text, "log.dirs", "/x/d\\ud800x"), 6),
+        (_with_setting(text, "metadata.log.dir", "/x/m\0"), 5),
+        (_with_setting(text, "broker.rack", "r\\udc00"), 4),
+    ]
+
+
 def test_server_properties(world: World) -> None:
     campaign(
         "server.properties",
@@ -216,7 +242,9 @@ def test_server_properties(world: World) -> None:
             _config_command("meta ensure-ids", "meta", "ensure-ids", "-c", writes=True),
             _config_command("broker register", "broker", "register", "--config", writes=False),
             _config_command("log-dirs describe", "log-dirs", "describe", "--from-disk", "-c", writes=False),
+            _config_command("format --dry-run", "format", "-t", CLUSTER_ID, "--dry-run", "-c", writes=False),
         ],
+        examples=_issue_20_properties,
     )(world)
 
 
@@ -272,19 +300,30 @@ def _import(which: str) -> Command:
     return build
 
 
-def _import_campaign(world: World, which: str, files: st.SearchStrategy[bytes]) -> None:
+def _import_campaign(world: World, which: str, files: st.SearchStrategy[bytes], examples: Examples = lambda world: []) -> None:
     (world.template / "brokers.json").write_text(json.dumps(BROKERS))
     (world.template / "assignment.json").write_text(json.dumps(ASSIGNMENT))
     (world.template / "import-log-dirs.txt").write_text(json.dumps(LOG_DIRS))
-    campaign(f"import {which}", files, [_import(which)], state=lambda w: w.root / "imported")(world)
+    campaign(f"import {which}", files, [_import(which)], state=lambda w: w.root / "imported", examples=examples)(world)
 
 
 def test_import_brokers(world: World) -> None:
     _import_campaign(world, "brokers", json_files([BROKERS, {"brokers": [{"id": 1, "log_dirs": ["/data/b1/d1", "/data/b1/d2"]}, *BROKERS["brokers"][1:]]}]))
 
 
+def _issue_20_assignments(world: World) -> list[tuple[bytes, int]]:
+    """Issue 20: a partition numbered 2147483647 made the numbering check walk (and hold) two
+    billion numbers; the same with more topics and gaps."""
+    huge = {"topic": "t", "partition": 2147483647, "replicas": [1]}
+    return [
+        (json.dumps({"version": 1, "partitions": [huge]}).encode(), 0),
+        (json.dumps({**ASSIGNMENT, "partitions": [*ASSIGNMENT["partitions"], huge, {**huge, "partition": 5}]}).encode(), 0),
+    ]
+
+
 def test_import_assignment(world: World) -> None:
-    _import_campaign(world, "assignment", json_files([ASSIGNMENT, {**ASSIGNMENT, "partitions": [{**ASSIGNMENT["partitions"][0], "leader": 2}]}]))
+    _import_campaign(world, "assignment", json_files([ASSIGNMENT, {**ASSIGNMENT, "partitions": [{**ASSIGNMENT["partitions"][0], "leader": 2}]}]),
+                     examples=_issue_20_assignments)
 
 
 HEADER = "Querying brokers for log directories information\nReceived log directory information from brokers 1,2,3\n"
@@ -303,6 +342,19 @@ def test_kafka_log_dirs_output(world: World) -> None:
     campaign("kafka-log-dirs output", st.deferred(documents), [_cmd("log-dirs import", "log-dirs", "import")])(world)
 
 
+def _issue_20_policies(world: World) -> list[tuple[bytes, int]]:
+    """Issue 20: a broker id past a Java long overflowed the checker's numpy arrays; its siblings
+    are the policy's other numbers (counts, byte counts, rates) past their Java types."""
+    big = "9223372036854775808"
+    return [(text.encode(), 0) for text in (
+        f"removing_brokers = [{big}]\n",
+        "removing_brokers = [2147483648, -1]\n",
+        f"[limits]\nmax_moves_per_broker = {big}\nmax_bytes = {big}\nmax_bytes_per_broker = {big}\n",
+        f"[throttle]\nrate = {big}\nreplica_alter_log_dirs_rate = {big}\nrequired_above_bytes = {big}\n",
+        '[limits]\nmax_bytes = "99999999999999999999TiB"\nmax_duration = "99999999999999999999999d"\n',
+    )]
+
+
 def test_policy_toml(world: World) -> None:
     campaign(
         "policy TOML",
@@ -312,6 +364,7 @@ def test_policy_toml(world: World) -> None:
             lambda w, p: ("reassign check", ["reassign", "check", "--reassignment-json-file", str(w.root / "reassignment-1.json"), "--policy", str(p),
                                              "--report", "junit", "--report-file", str(w.root / "report.xml")]),
         ],
+        examples=_issue_20_policies,
     )(world)
 
 

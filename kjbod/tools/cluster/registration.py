@@ -53,10 +53,9 @@ def read_broker_directories(config: Path) -> BrokerDirectories:
     from kjbod.storage.config import load_node_config
     from kjbod.storage.ensemble import DirectoryState, load_directory
     from kjbod.storage.meta_properties import meta_properties_path
-    from kjbod.storage.properties import read_properties
 
     node = load_node_config(config)
-    rack = read_properties(config).get("broker.rack") or None
+    rack = node.broker_rack
     found: list[tuple[str, str]] = []
     notes: list[str] = []
     cluster_id: str | None = None

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
@@ -483,14 +483,28 @@ def _check_numbering(topics: Mapping[str, Mapping[int, PartitionSpec]], source: 
         count = len(partitions)
         if not partitions or max(partitions) == count - 1:
             continue
-        missing = [p for p in range(max(partitions) + 1) if p not in partitions]
-        shown = ",".join(map(str, missing[:20])) + (f" and {len(missing) - 20} more" if len(missing) > 20 else "")
+        missing, missing_count = _first_gaps(partitions, 20)
+        shown = ",".join(map(str, missing)) + (f" and {missing_count - len(missing)} more" if missing_count > len(missing) else "")
         first = partitions[min(partitions)].where
         problems.add(
             source, "$.partitions",
             f"topic {topic} has {count} partition(s) numbered up to {max(partitions)}; missing {shown} "
             f"(partitions are numbered 0 to n-1; the topic starts at {first})",
         )
+
+
+def _first_gaps(present: Collection[int], limit: int) -> tuple[list[int], int]:
+    """The first `limit` numbers of 0..max(present) that are not in `present`, and how many are
+    missing in all, in time and memory proportional to len(present): a partition numbered
+    2147483647 must not make the check walk (or hold) two billion numbers."""
+    gaps: list[int] = []
+    expected = 0
+    for number in sorted(present):
+        while expected < number and len(gaps) < limit:
+            gaps.append(expected)
+            expected += 1
+        expected = number + 1
+    return gaps, max(present) + 1 - len(present)
 
 
 def _check_collisions(topics: Mapping[str, Mapping[int, PartitionSpec]], source: str, problems: Problems) -> None:

@@ -25,6 +25,8 @@ from kjbod.tools.plan_check.model import CHECK_IDS, Severity
 SeverityName = Literal["info", "warning", "error"]
 CheckId = Literal[tuple(CHECK_IDS)]  # type: ignore[valid-type]
 GIB = 1 << 30
+JAVA_INT_MAX = 2**31 - 1
+JAVA_LONG_MAX = 2**63 - 1
 
 
 def _byte_count(value: Any) -> Any:
@@ -37,7 +39,12 @@ def _byte_count(value: Any) -> Any:
     return value
 
 
-Bytes = Annotated[int, BeforeValidator(_byte_count)]
+# Every number a policy holds has Kafka's range, so that no value reaches the checks' int64
+# arrays (or Kafka's own configs) out of range: byte counts and rates are Java longs, broker
+# ids are node.ids (Java ints, never negative), counts are Java ints.
+Bytes = Annotated[int, BeforeValidator(_byte_count), Field(le=JAVA_LONG_MAX)]
+BrokerId = Annotated[int, Field(ge=0, le=JAVA_INT_MAX)]
+Count = Annotated[int, Field(le=JAVA_INT_MAX)]
 
 
 class _Table(BaseModel):
@@ -52,7 +59,7 @@ class Limits(_Table):
         le=1,
         description="No directory the plan adds to may end above this fraction of its capacity.",
     )
-    max_moves_per_broker: int | None = Field(
+    max_moves_per_broker: Count | None = Field(
         None,
         ge=1,
         json_schema_extra={"example": 500},
@@ -145,7 +152,7 @@ class Policy(_Table):
         default_factory=lambda: ["error"],
         description='The severities that fail the gate (exit 1): any of "info", "warning", "error".',
     )
-    removing_brokers: list[int] = Field(
+    removing_brokers: list[BrokerId] = Field(
         default_factory=list,
         description=(
             "Brokers being decommissioned: no replica may stay on or move onto them, and no partition may have more in-sync "

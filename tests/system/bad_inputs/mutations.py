@@ -233,6 +233,9 @@ PROPERTY_JUNK = [
     "\\", "é", "💥", "broker", "controller", "broker,controller", "broker,broker", "controller,broker,foo", ",,,",
     "relative/dir", "d1,d1", "1@localhost:9093", "1@:9093", "CONTROLLER", "PLAINTEXT://:9092", "=", ":", "#", "!",
     "XcZZOzUqS4yHOjhMQB6JLQ", "AAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAQ", "not-a-uuid", "1", "2",
+    # Issue 20: a NUL in a path (C strings end there), a \\uXXXX escape that makes a lone UTF-16
+    # surrogate, and (in TOML files edited line by line) numbers past a Java long in a list.
+    "/x/d\x00x", "d\x00", "r\\ud800", "/x/\\udc00d", "[9223372036854775808]", "9223372036854775808", "[-1]",
 ]
 property_values = st.one_of(st.sampled_from(PROPERTY_JUNK), st.text(max_size=20).filter(lambda t: "/" not in t))
 

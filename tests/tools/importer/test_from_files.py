@@ -399,6 +399,19 @@ def test_a_state_that_holds_no_record_is_no_obstacle(files: ImportRequest, tmp_p
     assert read_image(empty_state).topics == imported(files).topics
 
 
+def test_a_huge_partition_number_is_one_problem_found_without_walking_to_it(files: ImportRequest, tmp_path: Path) -> None:
+    """Issue 20: partition 2147483647 made the numbering check build range(2147483648) (3.9 GB)."""
+    files.assignment_file = write(tmp_path / "huge.json", {"version": 1, "partitions": [
+        {"topic": "t", "partition": 2147483647, "replicas": [1]}, {"topic": "t", "partition": 3, "replicas": [1]},
+    ]})  # fmt: skip
+    with pytest.raises(ValidationFailed) as raised:
+        import_cluster_into(tmp_path / "new", files)
+    assert [problem for problem in map(str, raised.value.problems) if "numbered" in problem] == [
+        f"{files.assignment_file} $.partitions: topic t has 2 partition(s) numbered up to 2147483647; missing 0,1,2,4,5,6,7,8,9,10,11,"
+        "12,13,14,15,16,17,18,19,20 and 2147483626 more (partitions are numbered 0 to n-1; the topic starts at $.partitions[1])"
+    ]
+
+
 def test_invalid_input_writes_nothing(files: ImportRequest, tmp_path: Path) -> None:
     files.assignment_file = write(tmp_path / "bad.json", {"partitions": [{"topic": "t", "partition": 1, "replicas": [1]}]})
     empty = tmp_path / "empty"

@@ -152,6 +152,21 @@ def test_any_policy_written_as_toml_reads_back_the_same(document: dict) -> None:
             "Invalid policy p.toml: severities (line 1): the severity of plan.format cannot be changed: execute refuses such a plan",
         ),
         ("[limits\n", "Invalid policy p.toml: Expected ']' at the end of a table declaration (at line 1, column 8)"),
+        # Issue 20: numbers past their Java type overflowed the checks' int64 arrays.
+        ("removing_brokers = [9223372036854775808]\n", "Invalid policy p.toml: removing_brokers (line 1): should be less than or equal to 2147483647"),
+        ("removing_brokers = [3, -1]\n", "Invalid policy p.toml: removing_brokers (line 1): should be greater than or equal to 0"),
+        (
+            "[limits]\nmax_moves_per_broker = 2147483648\n",
+            "Invalid policy p.toml: limits.max_moves_per_broker (line 2): should be less than or equal to 2147483647",
+        ),
+        (
+            "[throttle]\nrate = 9223372036854775808\n",
+            "Invalid policy p.toml: throttle.rate (line 2): should be less than or equal to 9223372036854775807",
+        ),
+        (
+            '[limits]\nmax_bytes = "99999999999TiB"\n',
+            "Invalid policy p.toml: limits.max_bytes (line 2): should be less than or equal to 9223372036854775807",
+        ),
     ],
 )
 def test_policy_errors_name_the_key_and_its_line(text: str, message: str) -> None:
