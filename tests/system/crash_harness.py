@@ -62,7 +62,7 @@ class CrashReport:
         )
 
 
-def _slow_disk() -> None:
+def slow_disk() -> None:
     """Write in 16 KiB pieces with a pause between them, like a busy disk, so that kills land
     inside writes often rather than almost never."""
     real_write = os.write
@@ -77,7 +77,7 @@ def _slow_disk() -> None:
 
 def _child(path: Path, ack_fd: int, first_commit: int) -> None:
     real_write = os.write
-    _slow_disk()
+    slow_disk()
     with ClusterState.open(path, write=True) as state:
         k = first_commit
         while True:

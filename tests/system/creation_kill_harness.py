@@ -30,12 +30,12 @@ from pathlib import Path
 
 from kjbod.cli.app import app
 from kjbod.state import read_image
-from kjbod.state.marker import MARKER
+from kjbod.state.marker import BUILD_PREFIX, MARKER
 
 from ..tools.importer.test_from_files import load_synthetic
+from .crash_harness import slow_disk
 
 CLUSTER_ID = "XcZZOzUqS4yHOjhMQB6JLQ"
-BUILD = ".kjbod-creating-"
 
 
 @dataclass
@@ -126,23 +126,12 @@ def _invoke(args: list[str], cwd: Path) -> int:
     return 0
 
 
-def _slow_disk() -> None:
-    real_write = os.write
-
-    def slow_write(fd: int, data: bytes | memoryview) -> int:
-        written = real_write(fd, memoryview(data)[:16384])
-        time.sleep(0.002)
-        return written
-
-    os.write = slow_write  # type: ignore[assignment]
-
-
 def _spawn(args: list[str], cwd: Path) -> int:
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
-            _slow_disk()
+            slow_disk()
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 2)
             code = _invoke(args, cwd)
@@ -165,7 +154,7 @@ def _beside_and_inside(place: Path, state: Path) -> list[str]:
     """Build directories and anything else next to or in the target that is not the state."""
     found = [p.name for p in place.iterdir() if p.name != "state"] if place.exists() else []
     if state.is_dir():
-        found += [f"state/{p.name}" for p in state.iterdir() if p.name.startswith(BUILD)]
+        found += [f"state/{p.name}" for p in state.iterdir() if p.name.startswith(BUILD_PREFIX)]
     return found
 
 
