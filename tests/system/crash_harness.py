@@ -62,22 +62,31 @@ class CrashReport:
         )
 
 
-def slow_disk() -> None:
+def slow_disk(mid_write: int | None = None) -> None:
     """Write in 16 KiB pieces with a pause between them, like a busy disk, so that kills land
-    inside writes often rather than almost never."""
+    inside writes often rather than almost never. With `mid_write`, a byte goes to that pipe
+    each time a write has pieces still to come, so a parent can kill inside one for certain
+    (timing alone misses them on a loaded machine, where the work between writes stretches)."""
     real_write = os.write
+    if mid_write is not None:
+        os.set_blocking(mid_write, False)
 
     def slow_write(fd: int, data: bytes | memoryview) -> int:
         written = real_write(fd, memoryview(data)[:16384])
+        if mid_write is not None and written < len(data):
+            try:
+                real_write(mid_write, b"w")
+            except BlockingIOError:
+                pass  # the parent is not listening
         time.sleep(0.002)
         return written
 
     os.write = slow_write  # type: ignore[assignment]
 
 
-def _child(path: Path, ack_fd: int, first_commit: int) -> None:
+def _child(path: Path, ack_fd: int, mid_write: int, first_commit: int) -> None:
     real_write = os.write
-    slow_disk()
+    slow_disk(mid_write)
     with ClusterState.open(path, write=True) as state:
         k = first_commit
         while True:
@@ -89,17 +98,32 @@ def _child(path: Path, ack_fd: int, first_commit: int) -> None:
             k += 1
 
 
-def _spawn(path: Path, first_commit: int) -> tuple[int, int]:
+def _spawn(path: Path, first_commit: int) -> tuple[int, int, int]:
+    """The writer's pid, and the read ends of its acknowledgement and mid-write pipes."""
     read_fd, write_fd = os.pipe()
+    mid_read, mid_write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child never returns
         try:
             os.close(read_fd)
-            _child(path, write_fd, first_commit)
+            os.close(mid_read)
+            _child(path, write_fd, mid_write, first_commit)
         finally:
             os._exit(0)
     os.close(write_fd)
-    return pid, read_fd
+    os.close(mid_write)
+    return pid, read_fd, mid_read
+
+
+def _wait_for_mid_write(fd: int, timeout: float = 5.0) -> None:
+    """Return as soon as the writer is inside a write (or the timeout passed)."""
+    os.set_blocking(fd, False)
+    try:
+        while os.read(fd, 65536):  # what came before: the writer may be past it
+            pass
+    except BlockingIOError:
+        pass
+    select.select([fd], [], [], timeout)
 
 
 def _wait_for_acks(fd: int, count: int, timeout: float = 5.0) -> bytes:
@@ -155,12 +179,17 @@ def run(path: Path, kills: int, *, seed: int = 1, max_delay: float = 0.08) -> Cr
     report = CrashReport()
     checker = _Checker(path)
     for _ in range(kills):
-        pid, ack_fd = _spawn(path, checker.complete_commits)
-        # Let a few commits complete, then kill somewhere inside the following ones.
+        pid, ack_fd, mid_write = _spawn(path, checker.complete_commits)
+        # Let a few commits complete, then kill somewhere inside the following ones: at a
+        # random moment, or (one kill in four) inside a write for certain.
         received = _wait_for_acks(ack_fd, rng.randint(0, 3))
-        time.sleep(rng.uniform(0, max_delay))
+        if rng.random() < 0.25:
+            _wait_for_mid_write(mid_write)
+        else:
+            time.sleep(rng.uniform(0, max_delay))
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
+        os.close(mid_write)
         report.kills += 1
         acked = _read_acks(ack_fd, received)
         report.acknowledged += len(acked)
