@@ -78,6 +78,9 @@ def inspect_target(path: Path, refusal: str, hint: str = "") -> Target:
         # The marker moves in last, so this is a finished state (or an earlier version's
         # interrupted one): only a state that holds nothing may be replaced.
         if not _holds_no_record(path):
+            # A creator killed between moving its marker up and removing its build directory
+            # left that directory (empty but for its lock) in a finished state: tidy it away.
+            remove_stale_builds(path)
             raise UserError(f"{refusal}: the directory already holds a cluster state{hint}")
         ours = {name for name in names if _is_empty_state_file_name(name)}
     else:
@@ -294,7 +297,9 @@ def _install_inside(target: Target, build: Path, undo: _Undo) -> None:
         listing.flush()
         os.fsync(listing.fileno())
     fsync_directory(build)
-    for leftover in target.leftovers:
+    # Files first, build directories last: a dead creator's list of the files it moved up
+    # must outlive them, in case this creator dies here too.
+    for leftover in sorted(target.leftovers, key=lambda entry: entry.is_dir()):
         if leftover.is_dir():
             shutil.rmtree(leftover)
         else:

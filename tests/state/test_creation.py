@@ -136,6 +136,33 @@ def test_a_creation_killed_while_moving_up_is_cleared_by_the_next(tmp_path: Path
     assert names(target) == [".lock", "00000000000000000000.log", "00000000000000000200.snapshot", ACKNOWLEDGED_FILE, MARKER]
 
 
+def test_a_creator_killed_while_clearing_a_dead_ones_files_leaves_them_recognisable(tmp_path: Path) -> None:
+    """The dead creator's list goes last, so a second death never orphans the files it names."""
+    target = tmp_path / "s"
+    target.mkdir()
+    build = interrupted_move_up(target)
+    shutil.move(build / "00000000000000000200.snapshot", target / "00000000000000000200.snapshot")
+    pid = os.fork()
+    if pid == 0:  # a second creator (whose snapshot has another name) killed half-way through clearing
+        real_rmtree = shutil.rmtree
+
+        def killed_at_the_dead_ones_directory(path: Path, *args: object, **kwargs: object) -> None:
+            if Path(path) == build:
+                os._exit(0)
+            real_rmtree(path, *args, **kwargs)  # type: ignore[arg-type]
+
+        shutil.rmtree = killed_at_the_dead_ones_directory  # type: ignore[assignment]
+        try:
+            StateDirectory(target).create(RECORDS[:100])
+        finally:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0  # it died where the test meant it to
+    assert "00000000000000000200.snapshot" not in names(target)
+    create(target)
+    assert created(target)
+
+
 def test_files_an_interrupted_creation_did_not_list_are_kept(tmp_path: Path) -> None:
     target = tmp_path / "s"
     target.mkdir()
@@ -182,10 +209,12 @@ def test_a_finished_creation_whose_build_directory_remains_is_a_state(tmp_path: 
     create(target)
     (target / ".kjbod-creating-0123456789ab").mkdir()
     assert created(target)
-    with pytest.raises(UserError, match="already holds a cluster state"):
-        create(target)
     with ClusterState.open(target, write=True):  # a writer tidies it away
         pass
+    assert ".kjbod-creating-0123456789ab" not in names(target)
+    (target / ".kjbod-creating-0123456789ab").mkdir()
+    with pytest.raises(UserError, match="already holds a cluster state"):
+        create(target)  # so does a creation that finds the state there
     assert ".kjbod-creating-0123456789ab" not in names(target)
 
 
