@@ -14,6 +14,7 @@ import pytest
 
 from kjbod.errors import UserError
 from kjbod.log.acknowledged import ACKNOWLEDGED_FILE
+from kjbod.log.name_index import NAME_INDEX
 from kjbod.records import FeatureLevelRecord, KjbodClockRecord
 from kjbod.state import StateDirectory
 from kjbod.state.cluster_state import ClusterState, read_image
@@ -42,7 +43,7 @@ def test_a_new_state_appears_whole_and_nothing_else_is_left(tmp_path: Path) -> N
     assert created(tmp_path / "a" / "b" / "state")
     assert names(tmp_path / "a" / "b") == ["state"]  # no build directory beside it
     assert names(tmp_path / "a" / "b" / "state") == [
-        ".lock", "00000000000000000000.log", "00000000000000000200.snapshot", ACKNOWLEDGED_FILE, MARKER,
+        ".lock", "00000000000000000000.log", "00000000000000000200.snapshot", ACKNOWLEDGED_FILE, MARKER, NAME_INDEX,
     ]  # fmt: skip
 
 
@@ -117,8 +118,9 @@ def interrupted_move_up(target: Path) -> Path:
     """What a creator killed half-way through moving its files up into `target` leaves."""
     create(target)
     build = target / ".kjbod-creating-0123456789ab"
+    moving = names(target)
+    moving.remove(".lock")
     build.mkdir()
-    moving = ["00000000000000000000.log", "00000000000000000200.snapshot", ACKNOWLEDGED_FILE, MARKER]
     (build / MOVING_UP).write_text("".join(f"{name}\n" for name in moving))
     shutil.move(target / MARKER, build / MARKER)  # the marker had not moved yet
     shutil.move(target / "00000000000000000200.snapshot", build / "00000000000000000200.snapshot")
@@ -133,7 +135,7 @@ def test_a_creation_killed_while_moving_up_is_cleared_by_the_next(tmp_path: Path
         read_image(target)
     create(target)
     assert created(target)
-    assert names(target) == [".lock", "00000000000000000000.log", "00000000000000000200.snapshot", ACKNOWLEDGED_FILE, MARKER]
+    assert names(target) == [".lock", "00000000000000000000.log", "00000000000000000200.snapshot", ACKNOWLEDGED_FILE, MARKER, NAME_INDEX]
 
 
 def test_a_creator_killed_while_clearing_a_dead_ones_files_leaves_them_recognisable(tmp_path: Path) -> None:

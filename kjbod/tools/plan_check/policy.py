@@ -34,7 +34,10 @@ def _byte_count(value: Any) -> Any:
     if isinstance(value, str):
         try:
             return parse_bytes(value, "size")
-        except UserError:
+        except UserError as exc:
+            detail = exc.message.split(": ", 1)[-1]
+            if detail.startswith("at most"):  # well formed, but past a Java long
+                raise ValueError(f"'{value}' is too large: {detail}") from None
             raise ValueError(f"'{value}' is not a byte count: give bytes, optionally with a unit (500GB, 1.5TiB)") from None
     return value
 
