@@ -13,6 +13,8 @@ class Errors(IntEnum):
     NONE = 0
     UNKNOWN_TOPIC_OR_PARTITION = 3
     NOT_LEADER_OR_FOLLOWER = 6
+    REQUEST_TIMED_OUT = 7
+    BROKER_NOT_AVAILABLE = 8
     INVALID_TOPIC_EXCEPTION = 17
     TOPIC_AUTHORIZATION_FAILED = 29
     UNSUPPORTED_VERSION = 35
@@ -41,6 +43,8 @@ class Errors(IntEnum):
     INELIGIBLE_REPLICA = 107
     NEW_LEADER_ELECTED = 108
     INVALID_REGISTRATION = 119
+    DUPLICATE_VOTER = 126
+    VOTER_NOT_FOUND = 127
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,11 @@ _EXCEPTIONS = {
     Errors.ELECTION_NOT_NEEDED: ("ElectionNotNeededException", "Leader election not needed for topic partition."),
     Errors.INVALID_REQUEST: ("InvalidRequestException", "This most likely occurs because of a request being malformed by the client library or the message was sent to an incompatible broker. See the broker logs for more details."),
     Errors.UNKNOWN_TOPIC_ID: ("UnknownTopicIdException", "This server does not host this topic ID."),
+    Errors.REQUEST_TIMED_OUT: ("TimeoutException", "The request timed out."),
+    Errors.UNSUPPORTED_VERSION: ("UnsupportedVersionException", "The version of API is not supported."),
+    Errors.DUPLICATE_VOTER: ("DuplicateVoterException", "The voter is already part of the set of voters."),
+    Errors.VOTER_NOT_FOUND: ("VoterNotFoundException", "The voter is not part of the set of voters."),
+    Errors.INCONSISTENT_CLUSTER_ID: ("InconsistentClusterIdException", "The clusterId in the request does not match that found on the server."),
     Errors.NOT_LEADER_OR_FOLLOWER: ("NotLeaderOrFollowerException", "For requests intended only for the leader, this error indicates that the broker is not the current leader. For requests intended for any replica, this error indicates that the broker is not a replica of the topic partition."),
 }
 

@@ -4,6 +4,7 @@ from kjbod.image.cluster import BrokerRegistration, ClusterImage
 from kjbod.image.configs import ConfigsImage
 from kjbod.image.features import FeaturesImage
 from kjbod.image.image import EMPTY_IMAGE, ClusterIdentity, Delta, Image, replay_all
+from kjbod.image.quorum import ControllerReplica, QuorumImage, ReplicaKey, VoterNode
 from kjbod.image.topics import PartitionRegistration, ReplicaLog, TopicImage, TopicsImage
 
 __all__ = [
@@ -12,12 +13,16 @@ __all__ = [
     "ClusterIdentity",
     "ClusterImage",
     "ConfigsImage",
+    "ControllerReplica",
     "Delta",
     "FeaturesImage",
     "Image",
     "PartitionRegistration",
+    "QuorumImage",
+    "ReplicaKey",
     "ReplicaLog",
     "TopicImage",
     "TopicsImage",
+    "VoterNode",
     "replay_all",
 ]

@@ -1,4 +1,5 @@
-"""Brokers: ClusterImage, its delta, and BrokerRegistration (reference §3 and §4.4).
+"""Brokers and controllers: ClusterImage, its delta, BrokerRegistration (reference §3 and §4.4)
+and ControllerRegistration (KIP-919, `metadata/src/main/java/org/apache/kafka/metadata/ControllerRegistration.java`).
 
 Besides Kafka's registration state, the image keeps kjbod's own record of every directory a
 broker was configured with (id, path, capacity), so that commands can name paths even for a
@@ -8,7 +9,7 @@ directory that has gone offline.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from kjbod.common.kafka_uuid import DirectoryId, uuid_sort_key
@@ -22,11 +23,14 @@ from kjbod.records import (
     BrokerEndpoint,
     BrokerFeature,
     BrokerRegistrationChangeRecord,
+    ControllerEndpoint,
+    ControllerFeature,
     FenceBrokerRecord,
     KjbodBrokerLogDirsRecord,
     KjbodLogDir,
     Record,
     RegisterBrokerRecord,
+    RegisterControllerRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
 )
@@ -108,12 +112,46 @@ class BrokerRegistration:
 
 
 @dataclass(frozen=True)
+class ControllerRegistration:
+    """A controller's registration: its incarnation, listeners and supported feature ranges."""
+
+    id: int
+    incarnation_id: str
+    zk_migration_ready: bool
+    listeners: tuple[ControllerEndpoint, ...]
+    supported_features: Mapping[str, tuple[int, int]]
+
+    @classmethod
+    def from_record(cls, record: RegisterControllerRecord) -> ControllerRegistration:
+        return cls(
+            record.controller_id,
+            record.incarnation_id,
+            record.zk_migration_ready,
+            record.end_points,
+            MappingProxyType({f.name: (f.min_supported_version, f.max_supported_version) for f in record.features}),
+        )
+
+    def to_record(self) -> RegisterControllerRecord:
+        return RegisterControllerRecord(
+            controller_id=self.id,
+            incarnation_id=self.incarnation_id,
+            zk_migration_ready=self.zk_migration_ready,
+            end_points=self.listeners,
+            features=tuple(
+                ControllerFeature(name=name, min_supported_version=lo, max_supported_version=hi)
+                for name, (lo, hi) in sorted(self.supported_features.items())
+            ),
+        )
+
+
+@dataclass(frozen=True)
 class ClusterImage:
     brokers: Mapping[int, BrokerRegistration]
     # Offset of each broker's latest RegisterBrokerRecord (a heartbeat is "caught up" past it).
     registration_offsets: Mapping[int, int]
     # kjbod's own: every directory each broker was configured with, with its path.
     log_dirs: Mapping[int, tuple[KjbodLogDir, ...]]
+    controllers: Mapping[int, ControllerRegistration] = field(default_factory=lambda: MappingProxyType({}))
 
     def broker(self, broker_id: int) -> BrokerRegistration | None:
         return self.brokers.get(broker_id)
@@ -140,6 +178,8 @@ class ClusterImage:
             yield self.brokers[broker_id].to_record(mv)
             if broker_id in self.log_dirs:
                 yield KjbodBrokerLogDirsRecord(broker_id=broker_id, log_dirs=self.log_dirs[broker_id])
+        for controller_id in sorted(self.controllers):
+            yield self.controllers[controller_id].to_record()
 
 
 EMPTY_CLUSTER = ClusterImage(MappingProxyType({}), MappingProxyType({}), MappingProxyType({}))
@@ -153,6 +193,7 @@ class ClusterDelta:
         self._brokers = dict(base.brokers)
         self._offsets = dict(base.registration_offsets)
         self._log_dirs = dict(base.log_dirs)
+        self._controllers = dict(base.controllers)
         self._directory_to_broker = {d: b.id for b in base.brokers.values() for d in b.directories}
 
     def _move_directories(self, broker_id: int, old: tuple[str, ...], new: tuple[str, ...]) -> None:
@@ -243,7 +284,15 @@ class ClusterDelta:
             raise ReplayError(f"Unable to replay {record}: no broker registration found for that id")
         self._log_dirs[record.broker_id] = record.log_dirs
 
+    def replay_register_controller(self, record: RegisterControllerRecord) -> None:
+        """ClusterControlManager.replay(RegisterControllerRecord): the registration replaces any
+        earlier one of that id."""
+        self._controllers[record.controller_id] = ControllerRegistration.from_record(record)
+
     def apply(self) -> ClusterImage:
         return ClusterImage(
-            MappingProxyType(self._brokers), MappingProxyType(self._offsets), MappingProxyType(self._log_dirs)
+            MappingProxyType(self._brokers),
+            MappingProxyType(self._offsets),
+            MappingProxyType(self._log_dirs),
+            MappingProxyType(self._controllers),
         )

@@ -15,6 +15,7 @@ from kjbod.errors import ReplayError
 from kjbod.image.cluster import EMPTY_CLUSTER, ClusterDelta, ClusterImage
 from kjbod.image.configs import EMPTY_CONFIGS, ConfigsDelta, ConfigsImage
 from kjbod.image.features import EMPTY_FEATURES, FeaturesDelta, FeaturesImage
+from kjbod.image.quorum import EMPTY_QUORUM, QuorumDelta, QuorumImage
 from kjbod.image.topics import TopicsDelta, TopicsImage
 from kjbod.records import (
     CONFIG_RESOURCE_TOPIC,
@@ -25,17 +26,22 @@ from kjbod.records import (
     KjbodBrokerLogDirsRecord,
     KjbodClockRecord,
     KjbodClusterRecord,
+    KjbodControllerReplicaRecord,
     KjbodPartitionSizeRecord,
+    KjbodQuorumRecord,
     KjbodReplicaLogRecord,
+    KRaftVersionRecord,
     NoOpRecord,
     PartitionChangeRecord,
     PartitionRecord,
     Record,
     RegisterBrokerRecord,
+    RegisterControllerRecord,
     RemoveTopicRecord,
     TopicRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
+    VotersRecord,
 )
 from kjbod.records.codec import RecordRun
 
@@ -65,6 +71,7 @@ class Image:
     time_ms: int = 0
     # None for a state made before kjbod recorded it, or imported without --cluster-id.
     identity: ClusterIdentity | None = None
+    quorum: QuorumImage = EMPTY_QUORUM
 
     @property
     def next_offset(self) -> int:
@@ -89,6 +96,8 @@ class Image:
         yield from self.configs.write()
         if self.time_ms:
             yield KjbodClockRecord(time_ms=self.time_ms)
+        # After the clock: the quorum's own record restores the offsets it keeps.
+        yield from self.quorum.write()
 
 
 EMPTY_IMAGE = Image(-1, EMPTY_FEATURES, EMPTY_CLUSTER, TopicsImage({}), EMPTY_CONFIGS)
@@ -106,6 +115,7 @@ class Delta:
         self._cluster: ClusterDelta | None = None
         self._topics: TopicsDelta | None = None
         self._configs: ConfigsDelta | None = None
+        self._quorum: QuorumDelta | None = None
         self._applied = False
 
     @property
@@ -131,6 +141,11 @@ class Delta:
         if self._configs is None:
             self._configs = ConfigsDelta(self._base.configs)
         return self._configs
+
+    def quorum(self) -> QuorumDelta:
+        if self._quorum is None:
+            self._quorum = QuorumDelta(self._base.quorum)
+        return self._quorum
 
     def replay(self, record: Record, offset: int) -> None:
         """Apply one record; raises ReplayError if it contradicts the state."""
@@ -167,19 +182,31 @@ class Delta:
             case ConfigRecord():
                 self.configs().replay(record)
             case KjbodClockRecord():
-                self._advance_clock(record.time_ms)
+                self._advance_clock(record.time_ms, offset)
             case KjbodClusterRecord():
                 self._set_identity(record)
+            case RegisterControllerRecord():
+                self.cluster().replay_register_controller(record)
+            case KRaftVersionRecord():
+                self.quorum().replay_kraft_version(record)
+            case VotersRecord():
+                self.quorum().replay_voters(record, offset)
+            case KjbodQuorumRecord():
+                self.quorum().replay_state(record)
+            case KjbodControllerReplicaRecord():
+                self.quorum().replay_replica(record)
             case NoOpRecord():
                 pass
             case _:
                 raise ReplayError(f"Unknown record type {type(record).__name__}")
         self._offset = offset
 
-    def _advance_clock(self, time_ms: int) -> None:
+    def _advance_clock(self, time_ms: int, offset: int) -> None:
         if time_ms < self._time_ms:
             raise ReplayError(f"Unable to replay KjbodClockRecord(time_ms={time_ms}): the clock cannot go back from {self._time_ms}")
         self._time_ms = time_ms
+        if self._quorum is not None or self._base.quorum.is_modelled:
+            self.quorum().replay_clock(offset)
 
     def _set_identity(self, record: KjbodClusterRecord) -> None:
         if self._identity is not None and self._identity.cluster_id != record.cluster_id:
@@ -199,8 +226,8 @@ class Delta:
         elif run.record_type is KjbodPartitionSizeRecord:
             self.topics().replay_size_run(run)
         elif run.record_type is KjbodClockRecord:
-            for time_ms in run.columns["time_ms"]:
-                self._advance_clock(time_ms)
+            for index, time_ms in enumerate(run.columns["time_ms"]):
+                self._advance_clock(time_ms, first_offset + index)
         else:
             for index, record in enumerate(run.records()):
                 self.replay(record, first_offset + index)
@@ -225,6 +252,7 @@ class Delta:
             configs=self._configs.apply() if self._configs else base.configs,
             time_ms=self._time_ms,
             identity=self._identity,
+            quorum=self._quorum.apply() if self._quorum else base.quorum,
         )
 
 

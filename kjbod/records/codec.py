@@ -24,11 +24,14 @@ import orjson
 from pydantic import Field, TypeAdapter, ValidationError
 
 from kjbod.records.base import Record
+from kjbod.records.control import KRaftVersionRecord, VotersRecord
 from kjbod.records.kjbod_records import (
     KjbodBrokerLogDirsRecord,
     KjbodClockRecord,
     KjbodClusterRecord,
+    KjbodControllerReplicaRecord,
     KjbodPartitionSizeRecord,
+    KjbodQuorumRecord,
     KjbodReplicaLogRecord,
 )
 from kjbod.records.metadata import (
@@ -40,6 +43,7 @@ from kjbod.records.metadata import (
     PartitionChangeRecord,
     PartitionRecord,
     RegisterBrokerRecord,
+    RegisterControllerRecord,
     RemoveTopicRecord,
     TopicRecord,
     UnfenceBrokerRecord,
@@ -59,11 +63,16 @@ RECORD_TYPES: tuple[type[Record], ...] = (
     FeatureLevelRecord,
     BrokerRegistrationChangeRecord,
     NoOpRecord,
+    RegisterControllerRecord,
+    KRaftVersionRecord,
+    VotersRecord,
     KjbodBrokerLogDirsRecord,
     KjbodPartitionSizeRecord,
     KjbodClockRecord,
     KjbodReplicaLogRecord,
     KjbodClusterRecord,
+    KjbodQuorumRecord,
+    KjbodControllerReplicaRecord,
 )
 RECORD_TYPES_BY_NAME = {cls.__name__: cls for cls in RECORD_TYPES}
 # Types whose fields are all scalars or lists of scalars, and so can be stored as runs.

@@ -194,3 +194,30 @@ class NoOpRecord(Record):
     API_KEY = 20
     VERSIONS = range(0, 1)
     type: Literal["NoOpRecord"] = "NoOpRecord"
+
+
+class ControllerEndpoint(_Struct):
+    name: str = Field(description="The name of the endpoint.")
+    host: str = Field(description="The hostname.")
+    port: UInt16 = Field(description="The port.")
+    security_protocol: Int16 = Field(description="The security protocol.")
+
+
+class ControllerFeature(_Struct):
+    name: str = Field(description="The feature name.")
+    min_supported_version: Int16 = Field(description="The minimum supported feature level.")
+    max_supported_version: Int16 = Field(description="The maximum supported feature level.")
+
+
+class RegisterControllerRecord(Record):
+    """A controller's registration (KIP-919), written once its metadata has loaded
+    (`core/src/main/scala/kafka/server/ControllerRegistrationManager.scala:200-235`)."""
+
+    API_KEY = 27
+    VERSIONS = range(0, 1)
+    type: Literal["RegisterControllerRecord"] = "RegisterControllerRecord"
+    controller_id: Int32 = Field(description="The controller id.")
+    incarnation_id: UuidText = Field(description="The incarnation ID of the controller process")
+    zk_migration_ready: bool = Field(False, description="Set if the required configurations for ZK migration are present.")
+    end_points: tuple[ControllerEndpoint, ...] = Field((), description="The endpoints that can be used to communicate with this controller.")
+    features: tuple[ControllerFeature, ...] = Field((), description="The features on this controller")
