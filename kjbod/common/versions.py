@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
+from kjbod.errors import UserError
+
 METADATA_VERSION = "metadata.version"
 KRAFT_VERSION = "kraft.version"
 TRANSACTION_VERSION = "transaction.version"
@@ -280,3 +282,23 @@ def validate_feature_level(name: str, level: int, proposed: Mapping[str, int]) -
         found = proposed.get(dependency)
         if found is None or found < needed:
             raise ValueError(f"{name} could not be set to {level} because it depends on {dependency} level {needed}")
+
+
+def _level(text: str, what: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise UserError(f"Invalid {what} '{text}': expected an integer") from None
+
+
+def parse_feature_range(text: str) -> tuple[str, tuple[int, int]]:
+    """`--supported-feature NAME=MIN-MAX` (or `NAME=LEVEL` for a single level)."""
+    name, sep, levels = text.partition("=")
+    low, dash, high = levels.partition("-")
+    if not sep or not name.strip():
+        raise UserError(f"Invalid --supported-feature '{text}': expected NAME=MIN-MAX, e.g. metadata.version=7-30")
+    low_level = _level(low, f"minimum level in --supported-feature '{text}'")
+    high_level = _level(high, f"maximum level in --supported-feature '{text}'") if dash else low_level
+    if low_level < 0 or high_level < low_level:
+        raise UserError(f"Invalid --supported-feature '{text}': need 0 <= MIN <= MAX")
+    return name.strip(), (low_level, high_level)

@@ -2,7 +2,9 @@
 
 Advancing it runs the copy model (kjbod.controller.copy_model): replicas being added fill up at the
 effective rates, join the ISR when caught up (completing reassignments), and future replicas
-are promoted; the whole advance is one commit ending with a KjbodClockRecord.
+are promoted. The controller quorum moves too (kjbod.controller.quorum_control): controllers
+catch up and register, a voter change commits, a leader that removed itself resigns. The whole
+advance is one commit, with the KjbodClockRecord after everything but a new leader's epoch.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from kjbod.controller.copy_model import (
     Simulation,
     simulate,
 )
+from kjbod.controller.quorum_control import QuorumControl, QuorumTick
 from kjbod.controller.result import ControllerResult
 from kjbod.errors import UserError
 from kjbod.image import Image
-from kjbod.records import CONFIG_RESOURCE_BROKER, ConfigRecord
+from kjbod.records import CONFIG_RESOURCE_BROKER, ConfigRecord, KjbodClockRecord
 
 _UNITS_MS = {"": 1000, "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 # The clock counts milliseconds in a Java long, as Kafka's timestamps do.
@@ -64,6 +67,8 @@ class ClockAdvance:
     blocked: tuple[Copy, ...] = ()
     # Replicas a broker placed in a directory before copying: (topic, partition, broker, directory).
     placed: tuple[tuple[str, int, int, str], ...] = ()
+    # What the controller quorum did meanwhile.
+    quorum: QuorumTick = QuorumTick()
 
     @property
     def reassignments_completed(self) -> int:
@@ -107,11 +112,23 @@ class ClockControl:
                 f"The copies in progress would take longer than {format_duration(horizon_ms)} at the current rates; "
                 "nothing was changed. Advance by a duration instead, or raise the throttles or rates"
             )
+        # Controllers catching up count as work in progress too.
+        caught_up_ms = QuorumControl(self._image).catch_up_done_ms()
+        if caught_up_ms is not None and caught_up_ms > run.end_ms:
+            run = simulate(self._image, caught_up_ms - self._image.time_ms)
         return self._result(run)
 
     def _result(self, run: Simulation) -> ControllerResult[ClockAdvance]:
-        response = ClockAdvance(run.start_ms, run.end_ms, run.completions, run.in_progress, run.blocked, run.placed)
-        return ControllerResult.atomic_of(list(run.records), response)
+        records = list(run.records)
+        tick = QuorumTick()
+        if run.end_ms > run.start_ms and self._image.quorum.is_modelled:
+            clock = records.pop()
+            assert isinstance(clock, KjbodClockRecord)
+            moved = QuorumControl(self._image).advance(run.end_ms, self._image.next_offset + len(records))
+            records += [*moved.before_clock, clock, *moved.after_clock]
+            tick = moved.tick
+        response = ClockAdvance(run.start_ms, run.end_ms, run.completions, run.in_progress, run.blocked, run.placed, tick)
+        return ControllerResult.atomic_of(records, response)
 
     def set_rates(
         self, broker: int | None, *, replication_rate: int | None = None, alter_log_dirs_rate: int | None = None, reset: bool = False

@@ -9,6 +9,7 @@ from __future__ import annotations
 from kjbod.controller.clock_control import ClockControl
 from kjbod.controller.cluster_control import ClusterControl
 from kjbod.controller.feature_control import FeatureControl
+from kjbod.controller.quorum_control import QuorumControl
 from kjbod.controller.reassignment_control import ReassignmentControl
 from kjbod.controller.replication_control import ReplicationControl
 from kjbod.image import Image
@@ -22,3 +23,4 @@ class Controller:
         self.cluster = ClusterControl(image)
         self.replication = ReplicationControl(image, self.cluster)
         self.reassignment = ReassignmentControl(image, self.cluster, self.replication)
+        self.quorum = QuorumControl(image)

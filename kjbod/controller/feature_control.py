@@ -15,6 +15,7 @@ from types import MappingProxyType
 
 from kjbod.common.versions import (
     DISABLED_RANGE,
+    KRAFT_VERSION,
     METADATA_VERSION,
     MetadataVersion,
     controller_supported_ranges,
@@ -25,10 +26,11 @@ from kjbod.common.versions import (
 )
 from kjbod.common.java import hashmap_order, string_hash
 from kjbod.controller.errors import NONE, ApiError, Errors
+from kjbod.controller.quorum_control import CONTROLLER_REGISTRATION_LEVEL, QuorumControl
 from kjbod.controller.result import ControllerResult
 from kjbod.errors import UserError
 from kjbod.image import Image
-from kjbod.records import FeatureLevelRecord
+from kjbod.records import FeatureLevelRecord, NoOpRecord, Record
 
 # QuorumController prefixes the first error with this; the admin client then fails every
 # feature of the request with the same message.
@@ -106,11 +108,22 @@ class FeatureControl:
         self.supported_features: Mapping[str, tuple[int, int]] = MappingProxyType(ranges)
 
     def finalized_features(self) -> FinalizedFeatures:
+        """Finalized levels; kraft.version is the quorum's (KRaftVersionRecord) when the state
+        models its quorum, as KRaftMetadataCache.features() takes it from the raft client."""
         features = self._image.features
         levels = dict(features.finalized)
         if features.metadata_version is not None:
             levels[METADATA_VERSION] = features.metadata_version.level
+        if self._image.quorum.is_modelled:
+            levels.pop(KRAFT_VERSION, None)
+            if self._image.quorum.kraft_version:
+                levels[KRAFT_VERSION] = self._image.quorum.kraft_version
         return FinalizedFeatures(MappingProxyType(levels), self._image.offset if levels else None)
+
+    def _current_level(self, name: str) -> int:
+        if name == KRAFT_VERSION and self._image.quorum.is_modelled:
+            return self._image.quorum.kraft_version
+        return self._image.features.level(name)
 
     def update_features(
         self, updates: Mapping[str, FeatureUpdate], validate_only: bool = False
@@ -125,11 +138,13 @@ class FeatureControl:
         names = tuple(updates)
         proposed = dict(self._image.features.finalized)
         proposed[METADATA_VERSION] = current_mv.level
+        if self._image.quorum.is_modelled:
+            proposed[KRAFT_VERSION] = self._image.quorum.kraft_version
         proposed.update({name: update.level for name, update in updates.items()})
-        records: list[FeatureLevelRecord] = []
+        records: list[Record] = []
         # Kafka iterates a java.util.HashMap of the names; the first error in that order wins.
         for name in hashmap_order(names, string_hash):
-            error = self._update_feature(name, updates[name], current_mv, proposed, records)
+            error = self._update_feature(name, updates[name], current_mv, proposed, records, validate_only)
             if not error.is_success:
                 return ControllerResult.of([], UpdateFeaturesResponse(error, names))
         response = UpdateFeaturesResponse(NONE, names)
@@ -143,11 +158,12 @@ class FeatureControl:
         update: FeatureUpdate,
         current_mv: MetadataVersion,
         proposed: Mapping[str, int],
-        records: list[FeatureLevelRecord],
+        records: list[Record],
+        validate_only: bool = False,
     ) -> ApiError:
         """`FeatureControlManager.updateFeature`: the per-feature checks, in Kafka's order (§6.2)."""
         level = update.level
-        current = current_mv.level if name == METADATA_VERSION else self._image.features.level(name)
+        current = current_mv.level if name == METADATA_VERSION else self._current_level(name)
         if level < 0:
             return _invalid_update_version(name, level, "A feature version cannot be less than 0.")
         reason = self._reason_not_supported(name, level)
@@ -168,21 +184,50 @@ class FeatureControl:
             validate_feature_level(name, level, proposed)
         except ValueError as exc:
             return _invalid_update_version(name, level, str(exc))
+        if name == KRAFT_VERSION and self._image.quorum.is_modelled:
+            return self._update_kraft_version(level, current, update.upgrade_type, records, validate_only)
         records.append(FeatureLevelRecord(name=name, feature_level=level))
         return NONE
 
     def _local_controller(self) -> str:
+        """The controller that answers: the quorum's leader where the state models its quorum,
+        else the one that formatted the state."""
+        quorum = self._image.quorum
+        if quorum.is_modelled and quorum.has_leader:
+            return f"{LOCAL_CONTROLLER} {quorum.leader_id}"
         identity = self._image.identity
         if identity is None or identity.controller_id is None:
             return LOCAL_CONTROLLER
         return f"{LOCAL_CONTROLLER} {identity.controller_id}"
 
-    def _reason_not_supported(self, name: str, level: int) -> str | None:
-        """The local controller first, then every registered broker in id order (fenced or not).
+    def _update_kraft_version(
+        self, level: int, current: int, upgrade_type: UpgradeType, records: list[Record], validate_only: bool
+    ) -> ApiError:
+        """kraft.version goes to the raft layer, not a FeatureLevelRecord: Kafka 4.1's
+        FeatureControlManager.updateFeature calls `upgradeKRaftVersion` and adds a NoOpRecord to
+        wait on; a downgrade is refused. (At this source's commit Kafka still wrote a
+        FeatureLevelRecord that its raft layer ignored; kjbod implements the fixed behaviour,
+        KAFKA-16538.) kjbod also keeps Kafka's dependency rule: kraft.version 1 needs
+        metadata.version 3.9-IV0."""
+        if upgrade_type is not UpgradeType.UPGRADE:
+            if level != current:
+                return _invalid_update_version(KRAFT_VERSION, level, "Can't downgrade the version of this feature.")
+            return NONE
+        error, upgrade = QuorumControl(self._image).upgrade_kraft_version(level, self._image.next_offset + len(records))
+        if not error.is_success:
+            return error
+        if not validate_only:
+            records.extend(upgrade)
+        records.append(NoOpRecord())
+        return NONE
 
-        Kafka then checks the other registered controllers and any quorum voter that has not
-        registered (from 3.7-IV0). kjbod's cluster state has no controller registrations or
-        voters, so those checks are skipped.
+    def _reason_not_supported(self, name: str, level: int) -> str | None:
+        """`FeatureControlManager.reasonNotSupported`: the local controller first, then every
+        registered broker in id order (fenced or not), then, from metadata.version 3.7-IV0, every
+        other registered controller and any quorum voter that has not registered.
+
+        The local controller is the quorum's leader; a state without a modelled quorum knows no
+        controllers, so only the brokers are checked there.
         """
         reason = _reason_not_supported(level, self._local_controller(), self.supported_features.get(name, DISABLED_RANGE))
         if reason is not None:
@@ -193,10 +238,27 @@ class FeatureControl:
             reason = _reason_not_supported(level, f"Broker {broker_id}", supported)
             if reason is not None:
                 return reason
+        quorum = self._image.quorum
+        mv = self._image.features.metadata_version
+        if not quorum.is_modelled or mv is None or mv.level < CONTROLLER_REGISTRATION_LEVEL:
+            return None
+        controllers = self._image.cluster.controllers
+        found = {quorum.leader_id}
+        for controller_id in sorted(controllers):
+            if controller_id == quorum.leader_id:
+                continue
+            supported = controllers[controller_id].supported_features.get(name, DISABLED_RANGE)
+            reason = _reason_not_supported(level, f"Controller {controller_id}", supported)
+            if reason is not None:
+                return reason
+            found.add(controller_id)
+        for voter_id in quorum.voter_ids:
+            if voter_id not in found:
+                return f"controller {voter_id} has not registered, and may not support this feature"
         return None
 
     def _update_metadata_version(
-        self, level: int, current: MetadataVersion, upgrade_type: UpgradeType, records: list[FeatureLevelRecord]
+        self, level: int, current: MetadataVersion, upgrade_type: UpgradeType, records: list[Record]
     ) -> ApiError:
         """`FeatureControlManager.updateMetadataVersion` (FCMJ:333-383).
 

@@ -65,6 +65,8 @@ class NodeConfig:
     inter_broker_protocol_version: str | None
     # `broker.rack` (what a broker registers with), if set and not empty.
     broker_rack: str | None = None
+    # The raw `listener.security.protocol.map`, if the file sets it.
+    security_protocol_map: str | None = None
 
     @property
     def kraft_mode(self) -> bool:
@@ -98,10 +100,28 @@ class NodeConfig:
                 found.append(match)
         return found
 
+    def security_protocol(self, listener: str) -> str:
+        """A listener's security protocol: listener.security.protocol.map, else its own name when
+        that names a protocol, else PLAINTEXT (KRaft maps an unmapped controller listener so)."""
+        for item in parse_csv_list(self.security_protocol_map or ""):
+            name, _, protocol = item.partition(":")
+            if name.strip().upper() == listener.upper():
+                return protocol.strip().upper()
+        return listener.upper() if listener.upper() in SECURITY_PROTOCOL_IDS else "PLAINTEXT"
+
+
+# SecurityProtocol ids (clients/src/main/java/org/apache/kafka/common/security/auth/SecurityProtocol.java:28-34).
+SECURITY_PROTOCOL_IDS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
+
 
 def _config_error(path: Path, key: str, value: str, reason: str) -> UserError:
     # ConfigException's text, with the file named so the operator knows where to look.
     return UserError(f"Invalid value {value} for configuration {key}: {reason} (in {path})")
+
+
+def listener_endpoints(text: str, path: Path, key: str) -> list[Endpoint]:
+    """`listeners`-style text as endpoints (listener names upper-cased); errors name `key` and the file."""
+    return _endpoints(text, path, key)
 
 
 def _endpoints(text: str, path: Path, key: str) -> list[Endpoint]:
@@ -199,4 +219,5 @@ def load_node_config(path: Path) -> NodeConfig:
         unstable_feature_versions=_bool_setting(props, "unstable.feature.versions.enable", path),
         inter_broker_protocol_version=_text_setting(props, "inter.broker.protocol.version", path),
         broker_rack=_text_setting(props, "broker.rack", path) or None,
+        security_protocol_map=_text_setting(props, "listener.security.protocol.map", path),
     )

@@ -1,4 +1,5 @@
-"""KIP-853 initial controllers: `--initial-controllers` / `--standalone` (storage reference §1.11).
+"""KIP-853 initial controllers: `--initial-controllers` / `--standalone` (storage reference §1.11),
+and the static voter set of `controller.quorum.voters`.
 
 Grammar and messages of Kafka's DynamicVoters/DynamicVoter parsers:
 `<nodeId>@<host>:<port>:<directoryId>[,...]`, with `[ipv6]` hosts in brackets.
@@ -7,6 +8,7 @@ Grammar and messages of Kafka's DynamicVoters/DynamicVoter parsers:
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
 
 from kjbod.common.java import parse_java_int
@@ -109,4 +111,44 @@ def parse_voters(text: str) -> tuple[DynamicVoter, ...]:
         voters.append(voter)
     if not voters:
         raise VoterParseError("No voters given.")
+    return tuple(voters)
+
+
+@dataclass(frozen=True)
+class StaticVoter:
+    node_id: int
+    host: str
+    port: int
+
+
+# Utils.HOST_PORT_PATTERN (clients/src/main/java/org/apache/kafka/common/utils/Utils.java:99).
+_HOST_PORT = re.compile(r"^(?:[0-9a-zA-Z\-%._]*://)?\[?([0-9a-zA-Z\-%._:]*)]?:([0-9]+)$")
+_VOTERS_FORM = "Each entry should be in the form `{id}@{host}:{port}`."
+
+
+def parse_static_voters(text: str) -> tuple[StaticVoter, ...]:
+    """`QuorumConfig.parseVoterConnections` (raft/src/main/java/org/apache/kafka/raft/QuorumConfig.java)
+    on `controller.quorum.voters`, with its ConfigException messages."""
+    voters: list[StaticVoter] = []
+    for entry in (item.strip() for item in text.split(",")):
+        if not entry:
+            continue
+        parts = entry.split("@")
+        while parts and parts[-1] == "":
+            parts.pop()  # Java's String.split drops trailing empty strings
+        if len(parts) != 2:
+            raise UserError(f"Invalid configuration value for controller.quorum.voters. {_VOTERS_FORM}")
+        try:
+            node_id = parse_java_int(parts[0])
+        except ValueError:
+            raise UserError(f"Failed to parse voter ID as an integer from {parts[0]}") from None
+        match = _HOST_PORT.match(parts[1])
+        if match is None or not match.group(1):
+            raise UserError(
+                f"Failed to parse host name from entry {entry} for the configuration controller.quorum.voters. {_VOTERS_FORM}"
+            )
+        port = int(match.group(2))
+        if port > 65535:
+            raise UserError(f"Invalid port {port} in entry {entry} for the configuration controller.quorum.voters")
+        voters.append(StaticVoter(node_id, match.group(1), port))
     return tuple(voters)

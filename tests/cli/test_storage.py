@@ -116,13 +116,16 @@ def test_a_controller_initialises_the_cluster_state(cli: Cli, tmp_path: Path, st
     # stdout is exactly kafka-storage's; the cluster state is kjbod's own note, on stderr.
     assert result.stdout == f"Formatting metadata directory {tmp_path}/meta with metadata.version 4.3-IV0.\n"
     assert result.stderr == f"Initialised the cluster state {state_dir} with metadata.version 4.3-IV0.\n"
-    assert cli("metadata", "dump").stdout.splitlines() == [
+    dumped = cli("metadata", "dump").stdout.splitlines()
+    assert dumped[:4] == [
         '{"offset":0,"type":"FeatureLevelRecord","version":0,"data":{"name":"metadata.version","featureLevel":30}}',
         '{"offset":1,"type":"FeatureLevelRecord","version":0,"data":{"name":"group.version","featureLevel":1}}',
         '{"offset":2,"type":"FeatureLevelRecord","version":0,"data":{"name":"transaction.version","featureLevel":2}}',
         # Which cluster this is and which controller keeps it: broker register and features use them.
         f'{{"offset":3,"type":"KjbodClusterRecord","version":0,"data":{{"clusterId":"{CLUSTER_ID}","controllerId":3000}}}}',
     ]
+    # Then the static quorum of controller.quorum.voters (kjbod's own records: Kafka keeps it in config).
+    assert [json.loads(line)["type"] for line in dumped[4:]] == ["KjbodControllerReplicaRecord", "KjbodQuorumRecord"]
     again = cli("format", "-c", str(config), "-t", CLUSTER_ID, "--ignore-formatted")
     assert again.exit_code == 0
     assert again.stdout == "All of the log directories are already formatted.\n"

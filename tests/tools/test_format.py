@@ -65,11 +65,13 @@ def test_a_controller_bootstraps_the_cluster_state_once(write_config: WriteConfi
     assert image.features == expected.features
     # Then which cluster this is and which controller bootstrapped it (KjbodClusterRecord).
     assert (image.identity.cluster_id, image.identity.controller_id) == (CLUSTER_ID, 3000)
-    assert image.offset == 3
+    # Then the static quorum of controller.quorum.voters: this controller, the leader of epoch 1.
+    assert image.offset == 5
+    assert (image.quorum.static, image.quorum.kraft_version, image.quorum.voter_ids, image.quorum.leader_id) == (True, 0, (3000,), 3000)
     again = run(config, state, ignore_formatted=True, release_version="3.9")
     assert again.plan.all_formatted and again.state is not None
     assert again.state.status is StateStatus.ALREADY_INITIALISED
-    assert read_image(state).offset == 3
+    assert read_image(state).offset == 5
 
 
 def test_a_dry_run_writes_nothing(write_config: WriteConfig, tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kjbod.common.kafka_uuid import canonical
+from kjbod.common.versions import parse_feature_range  # noqa: F401  (re-exported: broker register's --supported-feature)
 from kjbod.controller.replication_control import PartitionImpact
 from kjbod.errors import UserError
 
@@ -32,19 +33,6 @@ def parse_directory_spec(text: str) -> tuple[str, str]:
         return path, canonical(directory)
     except ValueError as exc:
         raise UserError(f"Invalid directory id in --dir '{text}': {exc}") from None
-
-
-def parse_feature_range(text: str) -> tuple[str, tuple[int, int]]:
-    """`NAME=MIN-MAX` (or `NAME=LEVEL` for a single level)."""
-    name, sep, levels = text.partition("=")
-    low, dash, high = levels.partition("-")
-    if not sep or not name.strip():
-        raise UserError(f"Invalid --supported-feature '{text}': expected NAME=MIN-MAX, e.g. metadata.version=7-30")
-    low_level = _int(low, f"minimum level in --supported-feature '{text}'")
-    high_level = _int(high, f"maximum level in --supported-feature '{text}'") if dash else low_level
-    if low_level < 0 or high_level < low_level:
-        raise UserError(f"Invalid --supported-feature '{text}': need 0 <= MIN <= MAX")
-    return name.strip(), (low_level, high_level)
 
 
 def parse_replica_assignment(text: str) -> tuple[tuple[int, ...], ...]:

@@ -1,0 +1,355 @@
+"""The controller quorum (KIP-853): operation -> records -> replay -> state, one test per gate with
+Kafka's error code and message (AddVoterHandler, RemoveVoterHandler, KafkaRaftClient)."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from kjbod.common.kafka_uuid import Uuid
+from kjbod.controller import Controller, ControllerResult
+from kjbod.controller.errors import Errors
+from kjbod.controller.feature_control import FeatureUpdate, UpgradeType
+from kjbod.controller.quorum_control import ControllerProcess, QuorumError, VoterChange, bootstrap_records
+from kjbod.image import EMPTY_IMAGE, Image, ReplicaKey, VoterNode, replay_all
+from kjbod.records import (
+    ControllerEndpoint,
+    FeatureLevelRecord,
+    KjbodStaticVoter,
+    KRaftVersionRecord,
+    NoOpRecord,
+    RegisterControllerRecord,
+    VoterEndpoint,
+    VotersRecord,
+)
+
+CLUSTER = "XcZZOzUqS4yHOjhMQB6JLQ"
+DIRS = {
+    1: "rhRdHdO-SNyn7mn0dViBvg",
+    2: "xw8HCNDVSDO3mzcT0P3kCA",
+    3: "teWvR0l3R0-KunAu5y6-OA",
+    4: "ZNJ-ywU0nnQwRv5eRRU9ow",
+}
+NEW_DISK_3 = "8r7iZ2qlSQOBMT7XJSbdVQ"
+
+
+def process(node_id: int, directory: str | None = None, listener: str = "CONTROLLER", **kwargs: object) -> ControllerProcess:
+    endpoint = ControllerEndpoint(name=listener, host=f"c{node_id}", port=9093, security_protocol=0)
+    return ControllerProcess(
+        node_id, directory or DIRS[node_id], (endpoint,), cluster_id=CLUSTER, incarnation_id=str(Uuid(node_id, 77)), **kwargs  # type: ignore[arg-type]
+    )
+
+
+def standalone(level: int = 30) -> Image:
+    """`format --standalone` on controller 1: kraft.version 1, the voter set {1}, 1 leads epoch 1."""
+    features = [FeatureLevelRecord(name="metadata.version", feature_level=level)]
+    local = process(1)
+    voters = (VoterNode(local.key, local.voter_endpoints, (0, 1)),)
+    quorum = bootstrap_records(
+        cluster_id=CLUSTER, local=local, kraft_version=1, first_offset=len(features), dynamic_voters=voters, rng=random.Random(1)
+    )
+    return replay_all(EMPTY_IMAGE, [*features, *quorum])
+
+
+def static(ids: tuple[int, ...] = (1, 2, 3)) -> Image:
+    """`format` on controller 1 with controller.quorum.voters: kraft.version 0."""
+    features = [FeatureLevelRecord(name="metadata.version", feature_level=30)]
+    voters = tuple(KjbodStaticVoter(voter_id=i, listener="CONTROLLER", host=f"c{i}", port=9093) for i in ids)
+    quorum = bootstrap_records(
+        cluster_id=CLUSTER, local=process(1), kraft_version=0, first_offset=1, static_voters=voters, rng=random.Random(1)
+    )
+    return replay_all(EMPTY_IMAGE, [*features, *quorum])
+
+
+def run(image: Image, result: ControllerResult) -> Image:
+    return replay_all(image, result.records)
+
+
+def advance(image: Image, ms: int = 1000) -> Image:
+    return run(image, Controller(image).clock.advance(ms))
+
+
+def start(image: Image, node_id: int, **kwargs: object) -> Image:
+    return run(image, Controller(image).quorum.start_controller(process(node_id, **kwargs)))  # type: ignore[arg-type]
+
+
+def add(image: Image, node_id: int, **kwargs: object) -> ControllerResult[VoterChange]:
+    proc = process(node_id, **kwargs)  # type: ignore[arg-type]
+    return Controller(image).quorum.add_voter(proc.key, proc.voter_endpoints)
+
+
+def remove(image: Image, node_id: int, directory: str | None = None) -> ControllerResult[VoterChange]:
+    return Controller(image).quorum.remove_voter(ReplicaKey(node_id, directory or DIRS[node_id]))
+
+
+def refused(result: ControllerResult[VoterChange], error: Errors, message: str) -> None:
+    assert result.records == ()
+    assert (result.response.error.error, result.response.error.message) == (error, message)
+
+
+def grown(count: int) -> Image:
+    """Voters 1..count, each started, caught up, added and committed one at a time."""
+    image = standalone()
+    for node_id in range(2, count + 1):
+        image = advance(start(image, node_id))
+        image = advance(run(image, add(image, node_id)))
+    return image
+
+
+def voters(image: Image) -> tuple[int, ...]:
+    return image.quorum.voter_ids
+
+
+# Where the quorum starts --------------------------------------------------------------------
+
+
+def test_standalone_bootstrap_is_a_committed_voter_set_of_one_with_kraft_version_1() -> None:
+    image = standalone()
+    quorum = image.quorum
+    assert (quorum.kraft_version, voters(image), quorum.leader_id, quorum.leader_epoch, quorum.static) == (1, (1,), 1, 1, False)
+    info = Controller(image).quorum.describe()
+    assert (info.high_watermark, info.log_end_offset, info.change_committed) == (image.next_offset, image.next_offset, True)
+
+
+def test_a_static_quorum_has_no_directory_ids_except_the_formatting_controllers_process() -> None:
+    image = static()
+    assert image.quorum.static and image.quorum.kraft_version == 0
+    assert [v.key for v in image.quorum.voters] == [ReplicaKey(1), ReplicaKey(2), ReplicaKey(3)]
+    assert sorted(image.quorum.replicas, key=ReplicaKey.sort_key) == [ReplicaKey(1, DIRS[1]), ReplicaKey(2), ReplicaKey(3)]
+
+
+# The gates of AddVoterHandler ---------------------------------------------------------------
+
+
+def test_kraft_version_0_refuses_reconfiguration_with_unsupported_version() -> None:
+    image = static()
+    refused(add(image, 4), Errors.UNSUPPORTED_VERSION, "Cluster doesn't support adding voter because the kraft.version feature is 0")
+    refused(remove(image, 3, DIRS[3]), Errors.UNSUPPORTED_VERSION, "Cluster doesn't support removing voter because the kraft.version feature is 0")
+
+
+def test_a_new_voter_must_be_running() -> None:
+    refused(
+        add(standalone(), 2), Errors.REQUEST_TIMED_OUT, "Aborted add voter operation for since API_VERSIONS returned an error BROKER_NOT_AVAILABLE"
+    )
+
+
+def test_a_new_voter_must_have_caught_up_and_catches_up_at_its_rate_as_the_clock_moves() -> None:
+    image = start(standalone(), 2, catch_up_rate=2)
+    target = image.next_offset
+    refused(add(image, 2), Errors.REQUEST_TIMED_OUT, f"Aborted add voter operation for ReplicaKey(id=2, directoryId=Optional[{DIRS[2]}]) since it is lagging behind")
+    result = Controller(image).clock.advance(1000)
+    assert result.response.quorum.catching_up == ((ReplicaKey(2, DIRS[2]), 2, target),)
+    image = run(image, result)
+    refused(add(image, 2), Errors.REQUEST_TIMED_OUT, f"Aborted add voter operation for ReplicaKey(id=2, directoryId=Optional[{DIRS[2]}]) since it is lagging behind")
+    # It needs the rest of the leader's log as it is now (the advance appended to it) at 2 records/s.
+    needed_ms = math_ceil_ms(image.next_offset - 2, 2)
+    assert Controller(image).clock.advance(needed_ms - 1).response.quorum.caught_up == ()
+    result = Controller(image).clock.advance(needed_ms)
+    assert result.response.quorum.caught_up == ((ReplicaKey(2, DIRS[2]), 1000 + needed_ms),)
+    assert any(isinstance(r, RegisterControllerRecord) and r.controller_id == 2 for r in result.records)
+    image = run(image, result)
+    assert 2 in image.cluster.controllers
+    assert add(image, 2).response.error.is_success
+
+
+def math_ceil_ms(records: int, rate: int) -> int:
+    return -(-records * 1000 // rate)
+
+
+def test_the_caught_up_check_is_for_the_exact_directory_id() -> None:
+    image = advance(start(standalone(), 2))
+    other = "pF8N-Wl7SQ6r3M9Su_wzdw"
+    refused(add(image, 2, directory=other), Errors.REQUEST_TIMED_OUT, f"Aborted add voter operation for ReplicaKey(id=2, directoryId=Optional[{other}]) since it is lagging behind")
+
+
+def test_a_new_voter_must_support_the_finalized_kraft_version() -> None:
+    image = advance(start(standalone(), 2, supported_features={"metadata.version": (7, 30), "kraft.version": (0, 0)}))
+    refused(
+        add(image, 2),
+        Errors.INVALID_REQUEST,
+        f"Aborted add voter operation for ReplicaKey(id=2, directoryId=Optional[{DIRS[2]}]) since the kraft.version range "
+        "(min: 0, max: 0) doesn't support the finalized version 1",
+    )
+
+
+def test_one_voter_change_at_a_time() -> None:
+    image = advance(start(advance(start(standalone(), 2)), 3))
+    image = run(image, add(image, 2))
+    refused(add(image, 3), Errors.REQUEST_TIMED_OUT, "Request timed out waiting for leader to handle previous voter change request")
+    refused(remove(image, 2), Errors.REQUEST_TIMED_OUT, "Request timed out waiting for leader to handle previous voter change request")
+    assert not Controller(image).quorum.describe().change_committed
+    result = Controller(image).clock.advance(1000)
+    assert result.response.quorum.committed == (image.quorum.voters_offset, (1, 2))
+    image = run(image, result)
+    assert Controller(image).quorum.describe().change_committed
+    assert add(image, 3).response.error.is_success
+
+
+def test_an_uncommitted_change_whose_request_timed_out_blocks_the_next_one() -> None:
+    image = grown(3)
+    image = advance(start(image, 4))
+    image = run(image, add(image, 4))  # needs 3 of the 4 voters
+    image = run(image, Controller(image).quorum.stop_controller(2))
+    image = run(image, Controller(image).quorum.stop_controller(3))
+    image = advance(image, 3000)  # the request timed out (2 s) and the change cannot commit
+    info = Controller(image).quorum.describe()
+    assert not info.change_committed
+    refused(
+        remove(image, 4),
+        Errors.REQUEST_TIMED_OUT,
+        f"Request timed out waiting for voters to commit the latest voter change at Optional[{image.quorum.voters_offset}] with HWM {info.high_watermark}",
+    )
+
+
+def test_a_new_leader_accepts_no_change_until_a_majority_fetched_its_epoch() -> None:
+    image = advance(start(grown(3), 4))
+    image = run(image, Controller(image).quorum.stop_controller(1))
+    assert (image.quorum.leader_id, image.quorum.leader_epoch) == (2, 2)
+    refused(add(image, 4), Errors.REQUEST_TIMED_OUT, "Request timed out waiting for leader to establish HWM and fence previous voter changes")
+    image = advance(image)
+    assert add(image, 4).response.error.is_success
+
+
+def test_a_voter_id_cannot_be_added_twice() -> None:
+    image = grown(2)
+    result = add(image, 2, directory=NEW_DISK_3)
+    assert result.response.error.error is Errors.DUPLICATE_VOTER
+    message = result.response.error.message or ""
+    assert message.startswith(f"The voter id for ReplicaKey(id=2, directoryId=Optional[{NEW_DISK_3}]) is already part of the set of voters [")
+    assert sorted(re.findall(r"ReplicaKey\(id=\d, directoryId=Optional\[[^]]+\]\)", message.split("voters ")[1])) == [
+        f"ReplicaKey(id=1, directoryId=Optional[{DIRS[1]}])", f"ReplicaKey(id=2, directoryId=Optional[{DIRS[2]}])"
+    ]
+
+
+def test_the_request_must_name_a_directory_and_the_leaders_listener() -> None:
+    image = advance(start(standalone(), 2))
+    refused(
+        Controller(image).quorum.add_voter(ReplicaKey(2, "AAAAAAAAAAAAAAAAAAAAAA"), process(2).voter_endpoints),
+        Errors.INVALID_REQUEST, "Add voter request didn't include a valid voter",
+    )
+    endpoints = (VoterEndpoint(name="OTHER", host="c2", port=9093),)
+    refused(
+        Controller(image).quorum.add_voter(ReplicaKey(2, DIRS[2]), endpoints),
+        Errors.INVALID_REQUEST,
+        "Add voter request didn't include the endpoint (Endpoints(endpoints={ListenerName(OTHER)=c2/<unresolved>:9093})) "
+        "for the default listener ListenerName(CONTROLLER)",
+    )
+
+
+def test_a_change_whose_new_majority_cannot_run_is_refused_before_it_is_appended() -> None:
+    image = advance(start(grown(3), 4))
+    image = run(image, Controller(image).quorum.stop_controller(2))
+    image = run(image, Controller(image).quorum.stop_controller(3))
+    result = add(image, 4)
+    refused(result, Errors.REQUEST_TIMED_OUT, None)  # type: ignore[arg-type]
+    assert "only 2 of the 4 voters" in (result.response.note or "")
+
+
+# RemoveVoterHandler -------------------------------------------------------------------------
+
+
+def test_only_an_exact_voter_can_be_removed_and_never_the_last() -> None:
+    image = grown(2)
+    message = f"Cannot remove voter ReplicaKey(id=2, directoryId=Optional[{NEW_DISK_3}]) from the set of voters ["
+    result = remove(image, 2, NEW_DISK_3)
+    assert result.response.error.error is Errors.VOTER_NOT_FOUND and (result.response.error.message or "").startswith(message)
+    refused(remove(standalone(), 1), Errors.VOTER_NOT_FOUND, f"Cannot remove voter ReplicaKey(id=1, directoryId=Optional[{DIRS[1]}]) from the set of voters [ReplicaKey(id=1, directoryId=Optional[{DIRS[1]}])]")
+    refused(
+        Controller(image).quorum.remove_voter(ReplicaKey(2, "AAAAAAAAAAAAAAAAAAAAAA")), Errors.INVALID_REQUEST,
+        "Remove voter request didn't include a valid voter",
+    )
+
+
+def test_a_leader_that_removes_itself_leads_until_the_change_commits_then_resigns() -> None:
+    image = grown(3)
+    result = remove(image, 1)
+    assert result.response.leader_resigns
+    image = run(image, result)
+    assert (voters(image), image.quorum.leader_id) == ((2, 3), 1)
+    info = Controller(image).quorum.describe()
+    assert info.leader.key.id == 1 and [r.key.id for r in info.observers] == [1]
+    tick = Controller(image).clock.advance(1000)
+    change = tick.response.quorum.leader_change
+    assert change is not None and (change.previous, change.leader, change.epoch) == (1, 2, 2)
+    image = run(image, tick)
+    assert (image.quorum.leader_id, image.quorum.leader_epoch) == (2, 2)
+    # The old leader runs on as an observer; the new epoch is not committed before the next advance.
+    info = Controller(image).quorum.describe()
+    assert [r.key for r in info.observers] == [ReplicaKey(1, DIRS[1])] and info.high_watermark == -1
+    assert Controller(advance(image)).quorum.describe().high_watermark > 0
+
+
+def test_replacing_a_failed_voter_with_a_new_disk() -> None:
+    image = grown(3)
+    image = run(image, Controller(image).quorum.stop_controller(3))
+    image = advance(run(image, remove(image, 3)))
+    assert voters(image) == (1, 2)
+    image = advance(start(image, 3, directory=NEW_DISK_3))
+    image = advance(run(image, add(image, 3, directory=NEW_DISK_3)))
+    assert [v.key for v in image.quorum.voters][-1] == ReplicaKey(3, NEW_DISK_3)
+    assert Controller(image).quorum.describe().change_committed
+
+
+# Processes and elections ----------------------------------------------------------------------
+
+
+def test_a_leaderless_quorum_answers_nothing_until_a_majority_runs_again() -> None:
+    image = grown(3)
+    image = run(image, Controller(image).quorum.stop_controller(2))
+    image = run(image, Controller(image).quorum.stop_controller(1))
+    assert image.quorum.leader_id == -1
+    with pytest.raises(QuorumError, match="Timed out waiting for a node assignment. Call: describeMetadataQuorum"):
+        Controller(image).quorum.describe()
+    refused(add(image, 4), Errors.REQUEST_TIMED_OUT, "Timed out waiting for a node assignment. Call: addRaftVoter")
+    result = Controller(image).quorum.start_controller(process(2))
+    assert result.response.leader_change is not None and result.response.leader_change.leader in (2, 3)
+    assert run(image, result).quorum.has_leader
+
+
+def test_a_running_controller_cannot_be_started_twice() -> None:
+    image = start(standalone(), 2)
+    with pytest.raises(Exception, match="Controller 2 is already running"):
+        Controller(image).quorum.start_controller(process(2))
+    with pytest.raises(Exception, match="belongs to cluster"):
+        Controller(image).quorum.start_controller(
+            ControllerProcess(3, DIRS[3], process(3).end_points, cluster_id="AAAAAAAAAAAAAAAAAAAAAQ", incarnation_id=CLUSTER)
+        )
+
+
+# kraft.version through features ---------------------------------------------------------------
+
+
+def upgrade(image: Image, level: int = 1, kind: UpgradeType = UpgradeType.UPGRADE, validate_only: bool = False):  # type: ignore[no-untyped-def]
+    return Controller(image).features.update_features({"kraft.version": FeatureUpdate(level, kind)}, validate_only)
+
+
+def test_upgrading_kraft_version_needs_every_voter_known_and_able() -> None:
+    image = advance(static())  # every voter registers once caught up
+    result = upgrade(image)
+    assert result.records == ()
+    assert result.response.error.message == "Invalid upgrade of kraft.version to 1 because not all of the voters support it"
+    for node_id in (2, 3):
+        image = start(image, node_id)  # kjbod learns their directory ids and software
+    assert upgrade(image, validate_only=True).records == ()
+    result = upgrade(image)
+    assert [type(r) for r in result.records] == [KRaftVersionRecord, VotersRecord, type(result.records[2]), NoOpRecord]
+    image = run(image, result)
+    assert (image.quorum.kraft_version, image.quorum.static) == (1, False)
+    assert [v.key for v in image.quorum.voters] == [ReplicaKey(i, DIRS[i]) for i in (1, 2, 3)]
+    assert Controller(image).features.finalized_features().levels["kraft.version"] == 1
+    refused_downgrade = upgrade(image, 0, UpgradeType.SAFE_DOWNGRADE)
+    assert refused_downgrade.response.error.message == "Invalid update version 0 for feature kraft.version. Can't downgrade the version of this feature."
+    # The upgrade is a voter change: it commits at the next advance, then reconfiguration works.
+    image = advance(start(advance(image), 4))
+    assert add(image, 4).response.error.is_success
+
+
+def test_an_unregistered_voter_blocks_a_feature_upgrade() -> None:
+    image = static()
+    result = Controller(image).features.update_features({"group.version": FeatureUpdate(1)})
+    assert result.response.error.message == (
+        "Invalid update version 1 for feature group.version. controller 2 has not registered, and may not support this feature"
+    )
+    assert advance(image).cluster.controllers.keys() == {1, 2, 3}
