@@ -17,7 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from kjbod import __version__
-from kjbod.cli import assign_dirs, broker, clock, elect, features, importer, log_dirs, metadata, reassign, storage, topic
+from kjbod.cli import assign_dirs, broker, clock, elect, features, importer, log_dirs, metadata, quorum, reassign, storage, topic
 from kjbod.cli.context import AppContext, OutputFormat
 from kjbod.cli.render import emit_error, emit_error_document
 from kjbod.log.lock import DEFAULT_LOCK_TIMEOUT
@@ -185,7 +185,7 @@ def root(
 
 
 # The command groups of the contract, in the order `kjbod --help` lists them.
-for module in (storage, broker, topic, assign_dirs, elect, features, reassign, log_dirs, importer, clock, metadata):
+for module in (storage, broker, topic, assign_dirs, elect, features, quorum, reassign, log_dirs, importer, clock, metadata):
     module.register(app)
 
 

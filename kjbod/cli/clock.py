@@ -126,6 +126,7 @@ def advance(
     if advance_.blocked:
         lines.append(f"Cannot progress ({len(advance_.blocked)}):")
         lines.extend(f"  {_copy_text(image, c)}: {c.blocked}" for c in advance_.blocked)
+    lines.extend(_quorum_lines(advance_.quorum))
     data = {
         "previousMs": advance_.previous_ms,
         **_clock_data(advance_.now_ms),
@@ -141,8 +142,47 @@ def advance(
         ],
         "inProgress": [_copy_json(image, c) for c in advance_.in_progress],
         "blocked": [_copy_json(image, c) for c in advance_.blocked],
+        "quorum": _quorum_json(advance_.quorum),
     }
     emit(app_, Lines(lines, data))
+
+
+def _quorum_lines(tick) -> list[str]:  # noqa: ANN001
+    """What the controller quorum did while the clock moved."""
+    from kjbod.controller.clock_control import format_duration
+
+    lines = []
+    for key, time_ms in tick.caught_up:
+        registered = " and registered" if key.id in tick.registered else ""
+        lines.append(f"Controller {key.id} caught up with the leader at {format_duration(time_ms)}{registered}.")
+    for controller_id in tick.registered:
+        if controller_id not in {key.id for key, _ in tick.caught_up}:
+            lines.append(f"Controller {controller_id} registered.")
+    for key, end, target in tick.catching_up:
+        lines.append(f"Controller {key.id} is catching up: {end} of {target} records.")
+    if tick.committed is not None:
+        offset, voters = tick.committed
+        lines.append(f"The voter change at offset {offset} committed: the voters are {', '.join(map(str, voters))}.")
+    change = tick.leader_change
+    if change is not None:
+        if change.leader >= 0:
+            lines.append(f"Controller {change.previous} left the voter set and resigned; controller {change.leader} leads epoch {change.epoch}.")
+        else:
+            lines.append(f"Controller {change.previous} left the voter set and resigned; no voter majority runs to elect a leader.")
+    return lines
+
+
+def _quorum_json(tick) -> dict | None:  # noqa: ANN001
+    if tick.is_empty:
+        return None
+    change = tick.leader_change
+    return {
+        "caughtUp": [{"controllerId": k.id, "directoryId": k.directory_id, "timeMs": t} for k, t in tick.caught_up],
+        "catchingUp": [{"controllerId": k.id, "directoryId": k.directory_id, "logEndOffset": e, "target": t} for k, e, t in tick.catching_up],
+        "registered": list(tick.registered),
+        "committed": None if tick.committed is None else {"offset": tick.committed[0], "voters": list(tick.committed[1])},
+        "leaderChange": None if change is None else {"previousLeader": change.previous, "leader": change.leader, "epoch": change.epoch},
+    }
 
 
 @app.command("set-rate")

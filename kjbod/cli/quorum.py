@@ -1,0 +1,244 @@
+"""`kjbod quorum`: the controller quorum (KIP-853), as kafka-metadata-quorum, plus kjbod's own
+start-controller and stop-controller to rehearse controllers joining, failing and returning.
+
+Text mode keeps Kafka's streams: describe's lines and add/remove-controller's one line on stdout,
+a refusal as the exception Kafka's tool prints (`org.apache.kafka.common.errors...: message`) on
+stderr, then kjbod's note on what to do. kjbod has no bootstrap servers, so Kafka's
+--bootstrap-server, --bootstrap-controller and --command-config (for the admin client) are gone;
+add-controller's --config is the new controller's server.properties (Kafka reads it from
+--command-config).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from kjbod.cli.context import AppContext, app_context
+from kjbod.cli.render import Lines, emit, emit_error
+
+if TYPE_CHECKING:
+    from kjbod.controller.quorum_control import QuorumError
+
+app = typer.Typer(
+    help="The controller quorum (KIP-853), as kafka-metadata-quorum: describe it, add and remove controllers; "
+    "start and stop controller processes to rehearse.\n\nExample: kjbod quorum describe --status",
+    no_args_is_help=True,
+)
+
+ConfigOption = Annotated[
+    Path,
+    typer.Option(
+        "--config", "-c", "--command-config", metavar="FILE",
+        help="The controller's server.properties (node.id, process.roles, controller.listener.names, listeners, log.dirs "
+        "or metadata.log.dir); its formatted metadata directory gives the directory id.",
+    ),
+]
+DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Check the request against the quorum and print what would be done; change nothing.")]
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="quorum")
+
+
+def _fail(app_: AppContext, error: QuorumError) -> None:
+    """Kafka's exception line, then kjbod's note, exit 1."""
+    emit_error(app_, error.message, 1)
+    if error.note:
+        app_.message(error.note)
+    raise typer.Exit(1)
+
+
+@app.command()
+def describe(
+    ctx: typer.Context,
+    status: Annotated[bool, typer.Option("--status", help="A short summary of the quorum status.")] = False,
+    replication: Annotated[bool, typer.Option("--replication", help="Detailed information about the status of replication.")] = False,
+    human_readable: Annotated[
+        bool, typer.Option("--human-readable", help="With --replication: timestamps as how long ago, in simulated time.")
+    ] = False,
+) -> None:
+    """Describe the quorum (kafka-metadata-quorum describe): leader, epoch, high watermark, voters and observers with their lag.
+
+    Timestamps are the simulated clock's milliseconds. Followers fetch while the clock moves, so
+    records appended since the last `clock advance` show as their lag.
+
+    Example: kjbod quorum describe --replication
+    """
+    from kjbod.controller import Controller
+    from kjbod.controller.quorum_control import QuorumError
+    from kjbod.tools import quorum as tool
+
+    app_ = app_context(ctx)
+    tool.check_describe_flags(status, replication, human_readable)
+    image = app_.read_image()
+    try:
+        info = Controller(image).quorum.describe()
+    except QuorumError as exc:
+        _fail(app_, exc)
+        return
+    lines = tool.status_lines(info) if status else tool.replication_lines(info, human_readable)
+    emit(app_, Lines(lines, tool.describe_json(info)))
+
+
+@app.command("add-controller")
+def add_controller(ctx: typer.Context, config: ConfigOption, dry_run: DryRunOption = False) -> None:
+    """Add a controller to the voter set (kafka-metadata-quorum add-controller).
+
+    The controller must run (kjbod quorum start-controller) and have caught up with the leader;
+    kraft.version must be 1 and the previous voter change committed. The change commits at the
+    next clock advance at which a majority of the new voter set has fetched it.
+
+    Example: kjbod quorum add-controller --config /etc/kafka/controller-2.properties
+    """
+    from kjbod.tools import quorum as tool
+    from kjbod.tools.quorum.controller_config import read_controller
+
+    app_ = app_context(ctx)
+    process = read_controller(config)
+    result, _ = app_.run(lambda c: c.quorum.add_voter(process.key, process.voter_endpoints), dry_run=dry_run)
+    _emit_change(app_, result.response, tool.added_line, dry_run)
+
+
+@app.command("remove-controller")
+def remove_controller(
+    ctx: typer.Context,
+    controller_id: Annotated[int, typer.Option("--controller-id", "-i", metavar="ID", help="The id of the controller to remove.")],
+    controller_directory_id: Annotated[
+        str, typer.Option("--controller-directory-id", "-d", metavar="DIR_ID", help="The directory ID of the controller to remove.")
+    ],
+    dry_run: DryRunOption = False,
+) -> None:
+    """Remove a controller from the voter set (kafka-metadata-quorum remove-controller).
+
+    A leader that removes itself keeps leading until the change commits, then resigns.
+
+    Example: kjbod quorum remove-controller --controller-id 3 --controller-directory-id ZNJ-ywU0nnQwRv5eRRU9ow
+    """
+    from kjbod.tools import quorum as tool
+
+    app_ = app_context(ctx)
+    key = tool.parse_remove_request(controller_id, controller_directory_id)
+    result, _ = app_.run(lambda c: c.quorum.remove_voter(key), dry_run=dry_run)
+    _emit_change(app_, result.response, lambda change, dry: tool.removed_line(change.key, dry), dry_run)
+
+
+def _emit_change(app_: AppContext, change, line, dry_run: bool) -> None:  # noqa: ANN001
+    from kjbod.tools import quorum as tool
+
+    if not change.error.is_success:
+        _fail(app_, tool.change_error(change))
+    emit(app_, Lines([line(change, dry_run)], tool.change_json(change, dry_run)))
+    voters = ", ".join(str(v.key.id) for v in change.voters)
+    if dry_run:
+        app_.message(f"The voter set would become {voters}.")
+    else:
+        app_.message(
+            f"The voter set is now {voters} (uncommitted, at offset {change.voters_offset}); it commits at the next clock "
+            f"advance at which {change.majority} of its {len(change.voters)} voters have fetched it (kjbod clock advance 1s)"
+            + ("; the leader then resigns and the remaining voters elect a new one." if change.leader_resigns else ".")
+        )
+    note = tool.odd_size_note(len(change.voters))
+    if note:
+        app_.message(note)
+
+
+def _supported(specs: Optional[list[str]]) -> dict[str, tuple[int, int]] | None:
+    from kjbod.common.versions import parse_feature_range
+
+    if not specs:
+        return None
+    return dict(parse_feature_range(spec) for spec in specs)
+
+
+@app.command("start-controller")
+def start_controller(
+    ctx: typer.Context,
+    config: ConfigOption,
+    catch_up_rate: Annotated[
+        int, typer.Option("--catch-up-rate", min=1, metavar="RECORDS_PER_SECOND", help="How fast it fetches and replays the metadata log while it catches up.")
+    ] = 50_000,
+    supported_features: Annotated[
+        Optional[list[str]],
+        typer.Option("--supported-feature", metavar="NAME=MIN-MAX", help="A range its software supports; default: the latest production release's."),
+    ] = None,
+) -> None:
+    """Start a controller process (kjbod's own): it fetches from the leader as an observer until it is added.
+
+    A new controller (formatted with --no-initial-controllers) starts with an empty log and
+    catches up as the clock advances; once caught up it registers. A stopped one resumes
+    where it stopped. Starting a voter of controller.quorum.voters tells kjbod its directory id.
+
+    Example: kjbod quorum start-controller --config /etc/kafka/controller-2.properties
+    """
+    from kjbod.tools.quorum.controller_config import read_controller
+
+    app_ = app_context(ctx)
+    process = read_controller(config, catch_up_rate=catch_up_rate, supported_features=_supported(supported_features))
+    result, image = app_.run(lambda c: c.quorum.start_controller(process))
+    started = result.response
+    key = started.key
+    if started.identified:
+        text = f"Controller {key.id} runs as a voter; its directory id is {key.directory_id}."
+    else:
+        state = "restarted" if started.restarted else "started"
+        text = f"Controller {key.id} (directory id {key.directory_id}) {state}: it fetches from the leader at {catch_up_rate} records/s."
+    lines = [text]
+    change = started.leader_change
+    if change is not None:
+        lines.append(_leader_change_text(change))
+    emit(app_, Lines(lines, {"controllerId": key.id, "directoryId": key.directory_id, "restarted": started.restarted,
+                             "leaderChange": _leader_change_json(change)}))
+
+
+@app.command("stop-controller")
+def stop_controller(
+    ctx: typer.Context,
+    controller_id: Annotated[int, typer.Option("--controller-id", "-i", metavar="ID", help="The id of the controller to stop.")],
+    controller_directory_id: Annotated[
+        Optional[str], typer.Option("--controller-directory-id", "-d", metavar="DIR_ID", help="Its directory id, when it matters which process.")
+    ] = None,
+) -> None:
+    """Stop (or fail) a controller process (kjbod's own): it fetches no more; a leader is replaced by an election.
+
+    Example: kjbod quorum stop-controller --controller-id 3
+    """
+    from kjbod.common.kafka_uuid import canonical
+    from kjbod.errors import UserError
+
+    app_ = app_context(ctx)
+    directory = None
+    if controller_directory_id is not None:
+        try:
+            directory = canonical(controller_directory_id)
+        except ValueError as exc:
+            raise UserError(f"Failed to parse --controller-directory-id: {exc}") from None
+    result, _ = app_.run(lambda c: c.quorum.stop_controller(controller_id, directory))
+    stopped = result.response
+    lines = [f"Controller {stopped.key.id} (directory id {stopped.key.directory_text}) stopped at log end offset {stopped.log_end_offset}."]
+    if stopped.leader_change is not None:
+        lines.append(_leader_change_text(stopped.leader_change))
+    emit(app_, Lines(lines, {"controllerId": stopped.key.id, "directoryId": stopped.key.directory_id,
+                             "logEndOffset": stopped.log_end_offset, "leaderChange": _leader_change_json(stopped.leader_change)}))
+    if stopped.was_voter:
+        majority = stopped.voters // 2 + 1
+        if stopped.running_voters < majority:
+            app_.message(
+                f"The quorum has lost its majority: {stopped.running_voters} of {stopped.voters} voters run and {majority} are "
+                "needed; nothing can commit until a voter returns."
+            )
+
+
+def _leader_change_text(change) -> str:  # noqa: ANN001
+    if change.leader < 0:
+        return f"No leader: too few voters run to elect one (epoch {change.epoch})."
+    before = f" (controller {change.previous} led before)" if change.previous >= 0 else ""
+    return f"Controller {change.leader} leads epoch {change.epoch}{before}."
+
+
+def _leader_change_json(change) -> dict | None:  # noqa: ANN001
+    if change is None:
+        return None
+    return {"previousLeader": change.previous, "leader": change.leader, "epoch": change.epoch}
