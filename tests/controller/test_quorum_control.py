@@ -353,3 +353,10 @@ def test_an_unregistered_voter_blocks_a_feature_upgrade() -> None:
         "Invalid update version 1 for feature group.version. controller 2 has not registered, and may not support this feature"
     )
     assert advance(image).cluster.controllers.keys() == {1, 2, 3}
+
+
+def test_advance_until_idle_waits_for_a_catching_up_controller() -> None:
+    image = start(standalone(), 2, catch_up_rate=3)
+    result = Controller(image).clock.advance_until_idle()
+    assert result.response.quorum.caught_up == ((ReplicaKey(2, DIRS[2]), math_ceil_ms(image.next_offset, 3)),)
+    assert result.response.now_ms == math_ceil_ms(image.next_offset, 3)
