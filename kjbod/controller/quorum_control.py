@@ -334,7 +334,7 @@ class QuorumControl:
         ordered = [observers[k] for k in hashmap_order(list(observers), ReplicaKey.java_hash)]
         hwm = quorum.high_watermark(now, end)
         return QuorumInfo(
-            cluster_id=quorum.cluster_id,
+            cluster_id=self._image.identity.cluster_id if self._image.identity else None,
             leader_id=quorum.leader_id,
             leader_epoch=quorum.leader_epoch,
             high_watermark=-1 if hwm is None else hwm,
@@ -584,11 +584,12 @@ class QuorumControl:
         process keeps its log; a new one (formatted with --no-initial-controllers) starts empty."""
         quorum = require_quorum(self._image)
         key = process.key
-        if quorum.cluster_id and process.cluster_id and quorum.cluster_id != process.cluster_id:
+        cluster_id = self._image.identity.cluster_id if self._image.identity else None
+        if cluster_id and process.cluster_id and cluster_id != process.cluster_id:
             raise UserError(
                 f"Controller {key.id}'s metadata directory belongs to cluster {process.cluster_id}, but this cluster's id is "
-                f"{quorum.cluster_id} (the leader answers its fetches with INCONSISTENT_CLUSTER_ID): format it with "
-                f"--cluster-id {quorum.cluster_id}"
+                f"{cluster_id} (the leader answers its fetches with INCONSISTENT_CLUSTER_ID): format it with "
+                f"--cluster-id {cluster_id}"
             )
         running = quorum.running_replica(key.id)
         records: list[Record] = []
@@ -834,7 +835,6 @@ def voter_set_text(voters: tuple[VoterNode, ...]) -> str:
 
 def bootstrap_records(
     *,
-    cluster_id: str,
     local: ControllerProcess,
     kraft_version: int,
     first_offset: int,
@@ -891,7 +891,6 @@ def bootstrap_records(
     state_offset = first_offset + len(records)
     records.append(
         KjbodQuorumRecord(
-            cluster_id=cluster_id,
             leader_id=leader,
             leader_epoch=1,
             epoch_start_offset=state_offset,

@@ -198,7 +198,6 @@ class QuorumImage:
     # True when the voters come from controller.quorum.voters (no VotersRecord).
     static: bool
     voters_offset: int
-    cluster_id: str | None
     leader_id: int
     leader_epoch: int
     epoch_start_offset: int
@@ -314,7 +313,6 @@ class QuorumImage:
     def state_record(self, **changes: object) -> KjbodQuorumRecord:
         """This image's KjbodQuorumRecord, with some fields changed."""
         fields: dict[str, object] = {
-            "cluster_id": self.cluster_id,
             "leader_id": self.leader_id,
             "leader_epoch": self.leader_epoch,
             "epoch_start_offset": self.epoch_start_offset,
@@ -353,7 +351,6 @@ EMPTY_QUORUM = QuorumImage(
     voters=(),
     static=False,
     voters_offset=-1,
-    cluster_id=None,
     leader_id=-1,
     leader_epoch=0,
     epoch_start_offset=-1,
@@ -398,7 +395,6 @@ class QuorumDelta:
         elif self._get("static"):
             raise ReplayError(f"Unable to replay {record}: a static quorum needs its voters (or a VotersRecord before it)")
         self._fields.update(
-            cluster_id=record.cluster_id,
             leader_id=record.leader_id,
             leader_epoch=record.leader_epoch,
             epoch_start_offset=record.epoch_start_offset,

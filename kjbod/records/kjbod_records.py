@@ -112,7 +112,6 @@ class KjbodQuorumRecord(Record):
     API_KEY = 1004
     VERSIONS = range(0, 1)
     type: Literal["KjbodQuorumRecord"] = "KjbodQuorumRecord"
-    cluster_id: str | None = Field(None, description="The cluster id (meta.properties cluster.id), if known.")
     leader_id: Int32 = Field(-1, description="The leader of the quorum (the active controller); -1 while there is none.")
     leader_epoch: Int32 = Field(0, ge=0, description="The leader epoch.")
     epoch_start_offset: Int64 = Field(-1, ge=-1, description="The log end offset when the leader took office: its high watermark is unknown until a majority has fetched past it.")

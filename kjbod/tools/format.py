@@ -128,7 +128,7 @@ def state_bootstrap_records(plan: FormatPlan, rng: random.Random | None = None) 
             for v in plan.initial_controllers
         )
         return records + bootstrap_records(
-            cluster_id=plan.cluster_id, local=local, kraft_version=kraft_version, first_offset=len(records), dynamic_voters=voters, rng=rng
+            local=local, kraft_version=kraft_version, first_offset=len(records), dynamic_voters=voters, rng=rng
         )
     if config.quorum_voters:
         static = tuple(
@@ -137,6 +137,6 @@ def state_bootstrap_records(plan: FormatPlan, rng: random.Random | None = None) 
         )
         if static:
             return records + bootstrap_records(
-                cluster_id=plan.cluster_id, local=local, kraft_version=0, first_offset=len(records), static_voters=static, rng=rng
+                local=local, kraft_version=0, first_offset=len(records), static_voters=static, rng=rng
             )
     return records

@@ -17,6 +17,7 @@ from kjbod.image import EMPTY_IMAGE, Image, ReplicaKey, VoterNode, replay_all
 from kjbod.records import (
     ControllerEndpoint,
     FeatureLevelRecord,
+    KjbodClusterRecord,
     KjbodStaticVoter,
     KRaftVersionRecord,
     NoOpRecord,
@@ -44,21 +45,21 @@ def process(node_id: int, directory: str | None = None, listener: str = "CONTROL
 
 def standalone(level: int = 30) -> Image:
     """`format --standalone` on controller 1: kraft.version 1, the voter set {1}, 1 leads epoch 1."""
-    features = [FeatureLevelRecord(name="metadata.version", feature_level=level)]
+    features = [FeatureLevelRecord(name="metadata.version", feature_level=level), KjbodClusterRecord(cluster_id=CLUSTER, controller_id=1)]
     local = process(1)
     voters = (VoterNode(local.key, local.voter_endpoints, (0, 1)),)
     quorum = bootstrap_records(
-        cluster_id=CLUSTER, local=local, kraft_version=1, first_offset=len(features), dynamic_voters=voters, rng=random.Random(1)
+        local=local, kraft_version=1, first_offset=len(features), dynamic_voters=voters, rng=random.Random(1)
     )
     return replay_all(EMPTY_IMAGE, [*features, *quorum])
 
 
 def static(ids: tuple[int, ...] = (1, 2, 3)) -> Image:
     """`format` on controller 1 with controller.quorum.voters: kraft.version 0."""
-    features = [FeatureLevelRecord(name="metadata.version", feature_level=30)]
+    features = [FeatureLevelRecord(name="metadata.version", feature_level=30), KjbodClusterRecord(cluster_id=CLUSTER, controller_id=1)]
     voters = tuple(KjbodStaticVoter(voter_id=i, listener="CONTROLLER", host=f"c{i}", port=9093) for i in ids)
     quorum = bootstrap_records(
-        cluster_id=CLUSTER, local=process(1), kraft_version=0, first_offset=1, static_voters=voters, rng=random.Random(1)
+        local=process(1), kraft_version=0, first_offset=len(features), static_voters=voters, rng=random.Random(1)
     )
     return replay_all(EMPTY_IMAGE, [*features, *quorum])
 

@@ -34,7 +34,7 @@ def test_a_snapshot_keeps_the_offsets_the_commit_rules_compare(tmp_path: Path) -
     # The snapshot sits at another offset, so compare what depends on the quorum's own offsets.
     assert loaded.quorum.voters == image.quorum.voters
     assert loaded.quorum.replicas == image.quorum.replicas
-    for field in ("voters_offset", "fetched_offset", "epoch_start_offset", "leader_id", "leader_epoch", "change_requested_ms", "cluster_id"):
+    for field in ("voters_offset", "fetched_offset", "epoch_start_offset", "leader_id", "leader_epoch", "change_requested_ms"):
         assert getattr(loaded.quorum, field) == getattr(image.quorum, field), field
     assert loaded.cluster.controllers == image.cluster.controllers
 

@@ -90,7 +90,7 @@ def examples() -> list[Record]:
             k_raft_version_feature=KRaftVersionFeature(min_supported_version=0, max_supported_version=1),
         ),)),
         KjbodQuorumRecord(
-            cluster_id="XcZZOzUqS4yHOjhMQB6JLQ", leader_id=3000, leader_epoch=2, epoch_start_offset=40, fetched_offset=44,
+            leader_id=3000, leader_epoch=2, epoch_start_offset=40, fetched_offset=44,
             voters_offset=-1, change_requested_ms=-1,
             static_voters=(KjbodStaticVoter(voter_id=3000, listener="CONTROLLER", host="c1.example", port=9093),),
         ),
