@@ -180,5 +180,11 @@ def _from_snapshot(app_: AppContext, snapshot: Path, metadata_log: Path | None, 
             f"Sizes known for {summary.sized_partitions} partition(s); {summary.replica_logs} replica(s) lagging or partial; "
             f"{summary.future_replicas} future replica(s)."
         )
+    if summary.quorum_leader is not None:
+        voters = ", ".join(str(v["voterId"]) for v in sorted(summary.voters, key=lambda v: v["voterId"]))
+        lines.append(
+            f"Controller quorum: voters {voters} (kraft.version {summary.kraft_version}); the snapshot does not say which "
+            f"leads, so controller {summary.quorum_leader} does here."
+        )
     lines.append(f"Wrote {summary.records} records and a snapshot.")
     emit(app_, Lines(lines, summary.to_json()))

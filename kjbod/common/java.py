@@ -106,6 +106,17 @@ def presized_capacity(count: int) -> int:
     return 1 << (wanted - 1).bit_length()
 
 
+def hashmap_capacity(count: int) -> int:
+    """The table size of `new HashMap<>(count)` after `count` puts: tableSizeFor(count), doubled
+    while the entries pass three quarters of it."""
+    capacity = 1
+    while capacity < count:
+        capacity *= 2
+    while count > int(capacity * 0.75):
+        capacity *= 2
+    return capacity
+
+
 def int_hash(value: int) -> int:
     """`Integer.hashCode`."""
     return value

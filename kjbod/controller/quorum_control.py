@@ -29,7 +29,7 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from kjbod.common.java import hashmap_order, string_hash
+from kjbod.common.java import hashmap_capacity, hashmap_order, string_hash
 from kjbod.common.kafka_uuid import Uuid
 from kjbod.common.versions import KRAFT_VERSION, default_supported_ranges
 from kjbod.controller.errors import NONE, ApiError, Errors, java_exception_text
@@ -92,20 +92,10 @@ def endpoint_text(endpoint: VoterEndpoint | ControllerEndpoint) -> str:
     return f"{endpoint.name}://{host}:{endpoint.port}"
 
 
-def _hashmap_capacity(count: int) -> int:
-    """The table size of `new HashMap<>(count)` after `count` puts."""
-    capacity = 1
-    while capacity < count:
-        capacity *= 2
-    while count > int(capacity * 0.75):
-        capacity *= 2
-    return capacity
-
-
 def endpoints_text(endpoints: tuple[VoterEndpoint, ...]) -> str:
     """`Endpoints.toString` of an AddRaftVoter request's listeners (Endpoints.java:88-90, 280-290):
     a HashMap of ListenerName to an unresolved InetSocketAddress."""
-    names = hashmap_order([e.name for e in endpoints], string_hash, _hashmap_capacity(len(endpoints)))
+    names = hashmap_order([e.name for e in endpoints], string_hash, hashmap_capacity(len(endpoints)))
     by_name = {e.name: e for e in endpoints}
     items = ", ".join(f"ListenerName({n})={by_name[n].host}/<unresolved>:{by_name[n].port}" for n in names)
     return f"Endpoints(endpoints={{{items}}})"
@@ -825,7 +815,7 @@ def voter_set_text(voters: tuple[VoterNode, ...]) -> str:
             f"supportedKRaftVersion=SupportedVersionRange[min_version:{v.kraft_range[0]}, max_version:{v.kraft_range[1]}])"
         )
 
-    ordered = hashmap_order([v.key.id for v in voters], lambda i: i, _hashmap_capacity(len(voters)))
+    ordered = hashmap_order([v.key.id for v in voters], lambda i: i, hashmap_capacity(len(voters)))
     by_id = {v.key.id: v for v in voters}
     return "VoterSet(voters={" + ", ".join(node(by_id[i]) for i in ordered) + "})"
 
@@ -897,6 +887,63 @@ def bootstrap_records(
             fetched_offset=state_offset + 1,
             voters_offset=voters_offset,
             static_voters=static_voters,
+        )
+    )
+    return records
+
+
+# import cluster --metadata-snapshot: a quorum read from a controller's files ------------------
+
+
+def imported_quorum_records(
+    image: Image,
+    voters: tuple[VoterNode, ...],
+    kraft_version: int,
+    epoch: int,
+    first_offset: int,
+    rng: random.Random | None = None,
+) -> list[Record]:
+    """The quorum of a real controller's snapshot (and log): its kraft.version and voter set as
+    its KRaftVersionRecord and VotersRecord hold them. Which voter leads is in Kafka's
+    quorum-state file, not in the snapshot: the lowest voter id leads the snapshot's epoch here.
+    Every voter is taken as running and caught up; a controller that registered
+    (RegisterControllerRecord) keeps its incarnation, listeners and features."""
+    if not voters:
+        raise ValueError("a quorum needs voters")
+    records: list[Record] = []
+    if kraft_version:
+        records.append(KRaftVersionRecord(k_raft_version=kraft_version))
+    voters_offset = first_offset + len(records)
+    records.append(VotersRecord(voters=tuple(v.to_voter() for v in voters)))
+    for voter in sorted(voters, key=lambda v: v.key.sort_key()):
+        registration = image.cluster.controllers.get(voter.key.id)
+        end_points = registration.listeners if registration is not None else tuple(
+            ControllerEndpoint(name=e.name, host=e.host, port=e.port, security_protocol=SECURITY_PROTOCOLS.get(e.name, 0)) for e in voter.endpoints
+        )
+        features = feature_list(registration.supported_features if registration is not None else default_supported_ranges())
+        records.append(
+            KjbodControllerReplicaRecord(
+                replica_id=voter.key.id,
+                directory_id=voter.key.directory_id,
+                running=True,
+                caught_up=True,
+                log_end_offset=0,
+                last_fetch_ms=image.time_ms,
+                last_caught_up_ms=image.time_ms,
+                catch_up_rate=DEFAULT_CATCH_UP_RATE,
+                incarnation_id=registration.incarnation_id if registration is not None else str(Uuid.random(rng)),
+                end_points=end_points,
+                features=features,
+            )
+        )
+    state_offset = first_offset + len(records)
+    records.append(
+        KjbodQuorumRecord(
+            leader_id=min(v.key.id for v in voters),
+            leader_epoch=max(epoch, 1),
+            epoch_start_offset=state_offset,
+            fetched_offset=state_offset + 1,
+            voters_offset=voters_offset,
         )
     )
     return records

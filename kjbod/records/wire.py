@@ -42,6 +42,7 @@ from typing import Any
 
 from kjbod.records.base import Record
 from kjbod.records.codec import RECORD_TYPES, RecordRun
+from kjbod.records.control import NO_METADATA_API_KEY
 from kjbod.records.kjbod_records import KJBOD_API_KEYS_FROM
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
@@ -50,7 +51,21 @@ METADATA_FRAME_VERSION = 1
 
 # Kafka's metadata records that kjbod models, by Kafka's record name (kjbod's own records have
 # api keys from 1000 up and no Kafka encoding).
-MODELLED_RECORDS: dict[str, type[Record]] = {cls.__name__: cls for cls in RECORD_TYPES if cls.API_KEY < KJBOD_API_KEYS_FROM}
+MODELLED_RECORDS: dict[str, type[Record]] = {cls.__name__: cls for cls in RECORD_TYPES if 0 <= cls.API_KEY < KJBOD_API_KEYS_FROM}
+# Kafka's KRaft control records that kjbod models (KIP-853: kraft.version and the voter set).
+# They are bare messages in a control batch, not metadata records; their data field `Version` is
+# the model's `version` (kjbod.records.control).
+CONTROL_MODELS: dict[str, type[Record]] = {cls.__name__: cls for cls in RECORD_TYPES if cls.API_KEY == NO_METADATA_API_KEY}
+
+
+def control_model(name: str, data: Mapping[str, Any]) -> Record:
+    """The kjbod model of a decoded control record (KRaftVersionRecord, VotersRecord)."""
+    return CONTROL_MODELS[name].model_validate({"type": name, **data})
+
+
+def control_data(record: Record) -> dict[str, Any]:
+    """A control record model's fields under Kafka's JSON names, its `Version` included."""
+    return {"version": record.version, **record.data()}
 
 
 class WireError(ValueError):

@@ -7,8 +7,10 @@ partitionRecordVersion), then the brokers with their log directories and fenced,
 shutdown and cordoned state, the topics and their partitions (replicas, ISR, leader, epochs,
 directories, reassignments in flight as adding/removing replicas), then the topic and broker
 configs. kjbod's own records (directory paths and capacities, partition sizes, replica logs,
-the simulated clock) are not Kafka records and are left out. kraft.version is not a metadata
-record in Kafka: it goes into the snapshot's KRaftVersionRecord.
+the simulated clock, the quorum's leader and replication progress) are not Kafka records and are
+left out. kraft.version and the voter set are not metadata records in Kafka: they go into the
+header's control batch as KRaftVersionRecord and VotersRecord; the controllers' registrations
+(RegisterControllerRecord) are metadata records.
 
 The file is written as Kafka's FileRawSnapshotWriter writes one (see
 kjbod.storage.kraft_snapshot), so Kafka's own MetadataLoader loads it.
@@ -28,8 +30,9 @@ from kjbod.errors import UserError
 from kjbod.image import Image
 from kjbod.records import FeatureLevelRecord
 from kjbod.records.codec import RecordRun
-from kjbod.records.wire import MODELLED_RECORDS, encode_record, encode_run
-from kjbod.storage.kraft_snapshot import SnapshotId, snapshot_batches, write_snapshot_file
+from kjbod.common.java import hashmap_capacity, hashmap_order
+from kjbod.records.wire import CONTROL_MODELS, MODELLED_RECORDS, encode_record, encode_run
+from kjbod.storage.kraft_snapshot import SnapshotId, Voter, snapshot_batches, write_snapshot_file
 
 # kjbod's snapshot files carry no leader epoch; an exported snapshot is of epoch 1.
 EXPORT_EPOCH = 1
@@ -41,6 +44,7 @@ class KafkaExport:
     snapshot_id: SnapshotId
     metadata_version: str
     kraft_version: int
+    voters: list[int] = field(default_factory=list)  # the header's voter set, by node id
     records: Counter[str] = field(default_factory=Counter)  # written, by record type
     left_out: Counter[str] = field(default_factory=Counter)  # kjbod's own, by record type
     size: int = 0
@@ -55,6 +59,7 @@ class KafkaExport:
             "snapshotId": {"endOffset": self.snapshot_id.end_offset, "epoch": self.snapshot_id.epoch},
             "metadataVersion": self.metadata_version,
             "kraftVersion": self.kraft_version,
+            "voters": self.voters,
             "records": self.record_count,
             "recordsByType": dict(sorted(self.records.items())),
             "leftOut": dict(sorted(self.left_out.items())),
@@ -74,6 +79,8 @@ def _values(image: Image, result: KafkaExport) -> Iterator[bytes]:
                 result.left_out[name] += entry.count
             continue
         name = type(entry).__name__
+        if name in CONTROL_MODELS:
+            continue  # KRaftVersionRecord and VotersRecord go into the header's control batch
         if name not in MODELLED_RECORDS:
             result.left_out[name] += 1
         elif isinstance(entry, FeatureLevelRecord) and entry.name == KRAFT_VERSION:
@@ -81,6 +88,21 @@ def _values(image: Image, result: KafkaExport) -> Iterator[bytes]:
         else:
             result.records[name] += 1
             yield encode_record(entry)
+
+
+def _quorum(image: Image) -> tuple[int, list[Voter] | None]:
+    """The kraft.version and the voter set of the header's control batch, as a controller's
+    snapshot writer puts them there (RecordsSnapshotWriter): the voter set only with
+    kraft.version 1, in VoterSet's HashMap order (VoterSet.java:245-271). A state that does not
+    model its quorum has no voter set to write."""
+    quorum = image.quorum
+    if not quorum.is_modelled:
+        return image.features.level(KRAFT_VERSION), None
+    if quorum.kraft_version < 1 or quorum.static:
+        return quorum.kraft_version, None
+    by_id = {v.key.id: v for v in quorum.voters}
+    order = hashmap_order(sorted(by_id), lambda i: i, hashmap_capacity(len(by_id)))
+    return quorum.kraft_version, [Voter.from_json(by_id[i].to_voter().model_dump(mode="json", by_alias=True)) for i in order]
 
 
 def export_target(path: Path, snapshot_id: SnapshotId) -> Path:
@@ -103,14 +125,15 @@ def export_kafka_snapshot(image: Image, path: Path, *, timestamp_ms: int | None 
     snapshot_id = SnapshotId(image.next_offset, EXPORT_EPOCH)
     target = export_target(path, snapshot_id)
     now = time.time_ns() // 1_000_000 if timestamp_ms is None else timestamp_ms
-    kraft_version = image.features.level(KRAFT_VERSION)
-    result = KafkaExport(target, snapshot_id, str(image.features.metadata_version), kraft_version)
+    kraft_version, voters = _quorum(image)
+    result = KafkaExport(target, snapshot_id, str(image.features.metadata_version), kraft_version, [v.voter_id for v in voters or ()])
     batches = snapshot_batches(
         _values(image, result),
         epoch=snapshot_id.epoch,
         timestamp_ms=now,
         last_contained_log_timestamp=image.time_ms or now,
         kraft_version=kraft_version,
+        voters=voters,
     )
     try:
         write_snapshot_file(target, batches)

@@ -193,3 +193,23 @@ def test_a_state_without_a_quorum_says_so(cli: Cli, bootstrapped: Path) -> None:
     result = cli("quorum", "describe", "--status")
     assert result.exit_code == 1
     assert result.stderr.startswith("The cluster state has no controller quorum")
+
+
+def test_a_quorum_exported_and_imported_through_kafkas_snapshot_format(cli: Cli, tmp_path: Path) -> None:
+    fixture = Path(__file__).parents[1] / "fixtures" / "kafka" / "quorum-export" / "00000000000000000029-0000000001.checkpoint"
+    state = tmp_path / "imported"
+    result = cli("import", "cluster", "--metadata-snapshot", str(fixture), "--cluster-id", "ALH8esX1S5Gbv6IDnqJsvQ", state=state)
+    assert result.exit_code == 0, result.stderr
+    assert (
+        "Controller quorum: voters 1, 2, 3 (kraft.version 1); the snapshot does not say which leads, so controller 1 does here."
+        in result.stdout.splitlines()
+    )
+    status = cli("quorum", "describe", "--status", state=state).stdout.splitlines()
+    assert status[:3] == ["ClusterId:              ALH8esX1S5Gbv6IDnqJsvQ", "LeaderId:               1", "LeaderEpoch:            1"]
+    exported = tmp_path / "exported"
+    exported.mkdir()
+    assert cli("metadata", "export", "--kafka-snapshot", str(exported), state=state).exit_code == 0
+    again = tmp_path / "again"
+    [snapshot] = exported.iterdir()
+    assert cli("import", "cluster", "--metadata-snapshot", str(snapshot), state=again).exit_code == 0
+    assert cli("quorum", "describe", "--status", state=again).stdout.splitlines()[6] == status[6]

@@ -13,6 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kjbod.records import (
+    ControllerEndpoint,
+    ControllerFeature,
+    KRaftVersionFeature,
+    Voter,
+    VoterEndpoint,
     BrokerEndpoint,
     BrokerFeature,
     BrokerRegistrationChangeRecord,
@@ -25,6 +30,9 @@ from kjbod.records import (
 from kjbod.records.base import Record
 from kjbod.records.codec import RecordRun
 from kjbod.records.wire import (
+    CONTROL_MODELS,
+    control_data,
+    control_model,
     MODELLED_RECORDS,
     RunCollector,
     WireError,
@@ -115,8 +123,17 @@ def _check_struct(model: type, fields: Any, version: int, where: str) -> None:
         if f.type in _INT_RANGES:
             assert _int_bounds(info) == _INT_RANGES[f.type], f"{where}.{f.name}: range of {f.type}"
         if f.is_struct:
-            element = {"EndPoints": BrokerEndpoint, "Features": BrokerFeature}[f.name]
+            element = _STRUCTS.get((where, f.name)) or {"EndPoints": BrokerEndpoint, "Features": BrokerFeature}[f.name]
             _check_struct(element, f.fields, version, f"{where}.{f.name}")
+
+
+_STRUCTS = {
+    ("RegisterControllerRecord", "EndPoints"): ControllerEndpoint,
+    ("RegisterControllerRecord", "Features"): ControllerFeature,
+    ("VotersRecord", "Voters"): Voter,
+    ("VotersRecord.Voters", "Endpoints"): VoterEndpoint,
+    ("VotersRecord.Voters", "KRaftVersionFeature"): KRaftVersionFeature,
+}
 
 
 @pytest.mark.parametrize("name", sorted(MODELLED_RECORDS))
@@ -133,8 +150,32 @@ def test_kjbod_models_every_record_the_controller_needs() -> None:
     assert set(MODELLED_RECORDS) == {
         "RegisterBrokerRecord", "UnregisterBrokerRecord", "TopicRecord", "PartitionRecord", "ConfigRecord",
         "PartitionChangeRecord", "FenceBrokerRecord", "UnfenceBrokerRecord", "RemoveTopicRecord",
-        "FeatureLevelRecord", "BrokerRegistrationChangeRecord", "NoOpRecord",
+        "FeatureLevelRecord", "BrokerRegistrationChangeRecord", "NoOpRecord", "RegisterControllerRecord",
     }
+    assert set(CONTROL_MODELS) == {"KRaftVersionRecord", "VotersRecord"}
+
+
+@pytest.mark.parametrize("name", sorted(CONTROL_MODELS))
+def test_the_control_record_models_agree_with_kafkas_schema(name: str) -> None:
+    """KRaftVersionRecord and VotersRecord: Kafka's data field `Version` is the model's version."""
+    model = CONTROL_MODELS[name]
+    spec = schema(name)
+    assert spec.api_key is None and model.VERSIONS == spec.versions
+    version_field, *fields = spec.fields
+    assert version_field.name == "Version"
+    for version in model.VERSIONS:
+        _check_struct(model, tuple(fields), version, name)
+
+
+def test_kafka_written_voters_decode_into_kjbods_models_and_back() -> None:
+    """The three-voter set and kraft.version Kafka wrote into the all-records snapshot's header."""
+    snapshot = read_kraft_snapshot(ALL_RECORDS_SNAPSHOT)
+    controls = {c.type_name: c for c in snapshot.control_records}
+    voters = control_model("VotersRecord", controls["KRAFT_VOTERS"].data)
+    assert sorted(v.voter_id for v in voters.voters) == [1, 2, 3]
+    assert control_data(voters) == controls["KRAFT_VOTERS"].data
+    kraft = control_model("KRaftVersionRecord", controls["KRAFT_VERSION"].data)
+    assert kraft.k_raft_version == 1 and control_data(kraft) == controls["KRAFT_VERSION"].data
 
 
 # Against bytes Kafka wrote ---------------------------------------------------------------------
@@ -189,7 +230,7 @@ def test_records_kjbod_does_not_model_decode_but_give_no_model() -> None:
     assert unmodelled == {
         "ProducerIdsRecord", "AccessControlEntryRecord", "RemoveAccessControlEntryRecord", "UserScramCredentialRecord",
         "RemoveUserScramCredentialRecord", "ClientQuotaRecord", "DelegationTokenRecord", "RemoveDelegationTokenRecord",
-        "RegisterControllerRecord", "ZkMigrationStateRecord", "BeginTransactionRecord", "EndTransactionRecord",
+        "ZkMigrationStateRecord", "BeginTransactionRecord", "EndTransactionRecord",
         "AbortTransactionRecord",
     }
 

@@ -31,9 +31,10 @@ import orjson
 from kjbod.common.callbacks import Progress, gc_paused, ignore
 from kjbod.common.kafka_uuid import DirectoryId, uuid_sort_key
 from kjbod.errors import ReplayError, UserError
-from kjbod.image import EMPTY_IMAGE, Image, replay_all
-from kjbod.records import KjbodBrokerLogDirsRecord, KjbodClusterRecord, KjbodLogDir, Record
-from kjbod.records.codec import RecordRun
+from kjbod.controller.quorum_control import imported_quorum_records
+from kjbod.image import EMPTY_IMAGE, Image, VoterNode, replay_all
+from kjbod.records import KjbodBrokerLogDirsRecord, KjbodClusterRecord, KjbodLogDir, Record, Voter
+from kjbod.records.codec import RecordRun, entry_count
 from kjbod.storage.controller_metadata import ControllerMetadata, read_controller_metadata
 from kjbod.storage.kraft_snapshot import SnapshotError, SnapshotId
 from kjbod.tools.importer.from_files import NewState, write_new_state
@@ -90,9 +91,11 @@ class SnapshotImportSummary:
     replica_logs: int
     future_replicas: int
     warnings: list[str]
-    # The controller quorum as the snapshot and log record it (kjbod does not model it yet).
+    # The controller quorum as the snapshot and log record it, and the voter kjbod takes as its
+    # leader (a snapshot does not say which voter leads); None when no voter set was found.
     kraft_version: int | None = None
     voters: list[dict[str, Any]] = field(default_factory=list)
+    quorum_leader: int | None = None
     records: int = 0
     snapshot: str | None = None  # the new state's snapshot
 
@@ -112,6 +115,7 @@ class SnapshotImportSummary:
                 "kraftVersion": self.kraft_version,
                 "voters": self.voters,
             },
+            "quorumLeader": self.quorum_leader,
             "clusterId": self.cluster_id,
             "metadataVersion": self.metadata_version,
             "brokers": self.brokers,
@@ -323,7 +327,22 @@ def plan_snapshot_import(request: SnapshotImportRequest, *, progress: Progress =
     )
     # The state names its cluster, as after `format` on a controller or `import cluster --cluster-id`.
     cluster = [KjbodClusterRecord(cluster_id=request.cluster_id)] if request.cluster_id is not None else []
-    return SnapshotImportPlan([*cluster, *metadata.entries, *directory_records, *sizes_entries], summary)
+    entries = [*cluster, *metadata.entries, *directory_records, *sizes_entries]
+    entries += _quorum_entries(image, metadata, sum(entry_count(e) for e in entries), summary)
+    return SnapshotImportPlan(entries, summary)
+
+
+def _quorum_entries(image: Image, metadata: ControllerMetadata, first_offset: int, summary: SnapshotImportSummary) -> list[Record]:
+    """The controller quorum of the snapshot's header (and the log's control records): with
+    kraft.version 1 its voter set, so that `kjbod quorum` works on the imported state. With
+    kraft.version 0 the voters are in controller.quorum.voters, which no snapshot holds."""
+    if not metadata.voters or not metadata.kraft_version:
+        return []
+    voters = tuple(sorted((VoterNode.from_voter(Voter.model_validate(v.to_json())) for v in metadata.voters), key=lambda v: v.key.id))
+    epoch = metadata.snapshot.snapshot_id.epoch if metadata.snapshot.snapshot_id else 1
+    records = imported_quorum_records(image, voters, metadata.kraft_version, epoch, first_offset)
+    summary.quorum_leader = min(v.key.id for v in voters)
+    return records
 
 
 def import_from_snapshot(request: SnapshotImportRequest, target: NewState, *, progress: Progress = ignore) -> SnapshotImportSummary:
