@@ -158,7 +158,7 @@ def start_controller(
     ctx: typer.Context,
     config: ConfigOption,
     catch_up_rate: Annotated[
-        int, typer.Option("--catch-up-rate", min=1, metavar="RECORDS_PER_SECOND", help="How fast it fetches and replays the metadata log while it catches up.")
+        int, typer.Option("--catch-up-rate", min=1, max=10**12, metavar="RECORDS_PER_SECOND", help="How fast it fetches and replays the metadata log while it catches up.")
     ] = 50_000,
     supported_features: Annotated[
         Optional[list[str]],

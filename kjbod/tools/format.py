@@ -19,7 +19,7 @@ from typing import Protocol
 from kjbod.common.kafka_uuid import Uuid
 from kjbod.common.versions import KRAFT_VERSION, default_supported_ranges
 from kjbod.controller.quorum_control import ControllerProcess, bootstrap_records
-from kjbod.errors import KjbodError
+from kjbod.errors import KjbodError, UserError
 from kjbod.image import ReplicaKey, VoterNode
 from kjbod.records import ControllerEndpoint, KjbodClusterRecord, KjbodStaticVoter, Record, VoterEndpoint
 from kjbod.storage.config import SECURITY_PROTOCOL_IDS, NodeConfig
@@ -88,6 +88,9 @@ def format_storage(
 def controller_endpoints(config: NodeConfig) -> tuple[ControllerEndpoint, ...]:
     """The controller listeners' advertised endpoints (an unset host is `localhost`, as
     MetadataQuorumCommand.getControllerAdvertisedListeners takes it)."""
+    for e in config.controller_endpoints():
+        if not 0 <= e.port <= 65535:
+            raise UserError(f"port out of range:{e.port} (the {e.listener} listener in {config.path})")
     return tuple(
         ControllerEndpoint(
             name=e.listener,

@@ -183,6 +183,10 @@ def test_add_controller_reads_the_config_as_kafka_does(cli: Cli, tmp_path: Path,
     assert cli("quorum", "add-controller", "-c", str(unformatted), state=standalone).stderr == (
         f"Unable to read meta.properties from {tmp_path}/c8/meta\n"
     )
+    far = controller_config(tmp_path, 9, listeners="CONTROLLER://controller-9:99999", **{"log.dirs": f"{tmp_path}/c2/meta"})
+    assert cli("quorum", "start-controller", "-c", str(far), state=standalone).stderr == (
+        f"port out of range:99999 (the CONTROLLER listener in {far})\n"
+    )
     other = controller_config(tmp_path, 2, **{"controller.listener.names": "CTRL"})
     assert cli("quorum", "add-controller", "-c", str(other), state=standalone).stderr == (
         "Cannot find information about controller listener name: CTRL\n"

@@ -90,6 +90,9 @@ def controller_endpoints(props: dict[str, str], path: Path) -> tuple[ControllerE
         endpoint = listeners.get(name)
         if endpoint is None:
             raise UserError(f"Cannot find information about controller listener name: {name}")
+        if not 0 <= endpoint.port <= 65535:
+            # InetSocketAddress's IllegalArgumentException, which the tool does not catch.
+            raise UserError(f"port out of range:{endpoint.port} (the {name} listener in {path})")
         protocol = protocols.get(name, name if name in SECURITY_PROTOCOL_IDS else "PLAINTEXT")
         found.setdefault(
             f"{name}://{endpoint.host}:{endpoint.port}",
