@@ -24,6 +24,7 @@ import os
 import random
 import shutil
 import signal
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,7 +102,7 @@ def run_cli(args: list[str], cwd: Path) -> tuple[int, str]:
     pid = os.fork()
     if pid == 0:
         os.close(read_fd)
-        os.dup2(write_fd, 2)
+        _redirect(2, write_fd)
         code = 1
         try:
             code = _invoke(args, cwd)
@@ -114,11 +115,22 @@ def run_cli(args: list[str], cwd: Path) -> tuple[int, str]:
     return os.waitstatus_to_exitcode(status), stderr
 
 
+def _redirect(fd: int, target: int) -> None:
+    """Point file descriptor `fd` (1 or 2) at `target`, and sys.stdout/sys.stderr with it: under
+    pytest they are its capture files, not the descriptors, and what kjbod prints would miss the
+    pipe (an import's "already holds a cluster state" then read as a blocked retry)."""
+    os.dup2(target, fd)
+    stream = open(fd, "w", buffering=1, closefd=False)  # noqa: SIM115 (lives as long as the child)
+    if fd == 1:
+        sys.stdout = stream
+    else:
+        sys.stderr = stream
+
+
 def _invoke(args: list[str], cwd: Path) -> int:
     """`kjbod ARGS` in this (forked) process, stdout discarded; its exit code."""
     os.chdir(cwd)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
+    _redirect(1, os.open(os.devnull, os.O_WRONLY))
     try:
         app(args=args, prog_name="kjbod")
     except SystemExit as exc:
@@ -132,8 +144,7 @@ def _spawn(args: list[str], cwd: Path) -> int:
         code = 1
         try:
             slow_disk()
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 2)
+            _redirect(2, os.open(os.devnull, os.O_WRONLY))
             code = _invoke(args, cwd)
         finally:
             os._exit(code)
