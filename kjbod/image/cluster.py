@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from types import MappingProxyType
 
 from kjbod.common.kafka_uuid import DirectoryId, uuid_sort_key
@@ -162,11 +163,16 @@ class ClusterImage:
                 return broker.id
         return None
 
+    @cached_property
+    def _paths(self) -> dict[tuple[int, str], str]:
+        paths: dict[tuple[int, str], str] = {}
+        for broker_id, log_dirs in self.log_dirs.items():
+            for log_dir in log_dirs:
+                paths.setdefault((broker_id, log_dir.directory_id), log_dir.path)  # the first, as a scan finds
+        return paths
+
     def path_of(self, broker_id: int, directory_id: str) -> str | None:
-        for log_dir in self.log_dirs.get(broker_id, ()):
-            if log_dir.directory_id == directory_id:
-                return log_dir.path
-        return None
+        return self._paths.get((broker_id, directory_id))
 
     def directory_label(self, broker_id: int, directory_id: str) -> str:
         """How a directory is shown: its reserved name (UNASSIGNED, LOST...), else its path where

@@ -82,7 +82,7 @@ class Image:
         return self.offset < 0
 
     def write(self) -> Iterator[Record | RecordRun]:
-        """Records that rebuild this image from empty: what a snapshot holds.
+        """Records that rebuild this image from empty: what a snapshot of records holds.
 
         Features come first so that metadata.version decides every later record's version.
         """
@@ -98,6 +98,17 @@ class Image:
             yield KjbodClockRecord(time_ms=self.time_ms)
         # After the clock: the quorum's own record restores the offsets it keeps.
         yield from self.quorum.write()
+
+    def write_without_topics(self) -> Iterator[Record]:
+        """The records of `write` but the topics': what a columnar snapshot keeps as records
+        beside the topics' columns (`topics.table`)."""
+        yield from self.features.write()
+        mv = self.features.metadata_version
+        if mv is not None:
+            yield from self.cluster.write(mv)
+        yield from self.configs.write()
+        if self.time_ms:
+            yield KjbodClockRecord(time_ms=self.time_ms)
 
 
 EMPTY_IMAGE = Image(-1, EMPTY_FEATURES, EMPTY_CLUSTER, TopicsImage({}), EMPTY_CONFIGS)

@@ -30,14 +30,25 @@ class FrozenDict(dict):
         return (FrozenDict, (dict(self),))
 
 
+class SharedMap(Mapping):
+    """A read-only map that an image shares without copying, held some other way than a dict (the
+    lazy maps over a columnar snapshot, kjbod/image/columnar.py). MapChanges and LayeredMap layer
+    over it as over a FrozenDict."""
+
+    __slots__ = ()
+
+
 _MISSING: Any = object()
 
 
-def _layer_limit(base_size: int) -> int:
+def _layer_limit(base: Mapping) -> int:
     """How many changed keys a layered map carries before it is flattened. Deriving a map copies
     its layer and flattening copies the base: a limit near the square root keeps both small
-    (O(sqrt n) per derived map, amortized), where copying the whole map each time was O(n)."""
-    return 2 * isqrt(base_size) + 16
+    (O(sqrt n) per derived map, amortized), where copying the whole map each time was O(n).
+    Flattening a SharedMap also creates an object for each of its entries, so it waits longer."""
+    size = len(base)
+    limit = 2 * isqrt(size) + 16
+    return max(limit, size // 4) if isinstance(base, SharedMap) else limit
 
 
 class _Overlay:
@@ -78,7 +89,7 @@ class LayeredMap(_Overlay, Mapping):
 
     __slots__ = ("_flat",)
 
-    def __init__(self, base: FrozenDict, top: dict, gone: frozenset, length: int) -> None:
+    def __init__(self, base: FrozenDict | SharedMap, top: dict, gone: frozenset, length: int) -> None:
         self._base = base
         self._top = top  # key -> value: base keys changed in place, and keys added after the base
         self._gone = gone  # base keys deleted (a key added again is in _top too)
@@ -142,7 +153,7 @@ class MapChanges(_Overlay):
             self._gone = set(base._gone)
             self._len = base._len
         else:
-            self._base = base if isinstance(base, FrozenDict) else FrozenDict(base)
+            self._base = base if isinstance(base, (FrozenDict, SharedMap)) else FrozenDict(base)
             self._top = {}
             self._gone = set()
             self._len = len(self._base)
@@ -178,13 +189,13 @@ class MapChanges(_Overlay):
     def freeze(self) -> FrozenDict | LayeredMap:
         if not self._top and not self._gone:
             return self._base  # type: ignore[return-value]
-        if len(self._top) + len(self._gone) > _layer_limit(len(self._base)):
+        if len(self._top) + len(self._gone) > _layer_limit(self._base):
             return FrozenDict(_flatten(self._base, self._top, self._gone))
         return LayeredMap(self._base, self._top, frozenset(self._gone), self._len)  # type: ignore[arg-type]
 
 
-def frozen(mapping: Mapping) -> FrozenDict | LayeredMap:
-    return mapping if isinstance(mapping, (FrozenDict, LayeredMap)) else FrozenDict(mapping)
+def frozen(mapping: Mapping) -> FrozenDict | LayeredMap | SharedMap:
+    return mapping if isinstance(mapping, (FrozenDict, LayeredMap, SharedMap)) else FrozenDict(mapping)
 
 
 EMPTY_MAP = FrozenDict()

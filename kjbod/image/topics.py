@@ -1,26 +1,40 @@
-"""Topics and partitions: TopicsImage, its delta, and PartitionRegistration.
+"""Topics and partitions: TopicsImage, its delta, and the partition index.
 
-Follows Kafka's PartitionRegistration (reference §8) and ReplicationControlManager replay (§6.2).
-A partition's registration is a NamedTuple: immutable and cheap to create, which matters when a
-snapshot of a million partitions is loaded.
+Follows Kafka's ReplicationControlManager replay (§6.2); the registration and topic objects are
+in kjbod/image/partitions.py. An image is either built from objects (replayed records) or read
+from the columns of a snapshot (kjbod/image/columnar.py), in which case its topics and
+partitions are made from the columns as they are used, and `table()` gives all of them as
+columns without an object per partition.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, NamedTuple
+from typing import Any
+
+import numpy as np
 
 from kjbod.common.kafka_uuid import DirectoryId
 from kjbod.common.versions import MetadataVersion
 from kjbod.errors import ReplayError
-from kjbod.image.maps import EMPTY_MAP, FrozenDict, MapChanges, frozen, frozen_changes
+from kjbod.image.columnar import ColumnarRoot, RootedIndex
+from kjbod.image.columns import PartitionTable
+from kjbod.image.maps import EMPTY_MAP, FrozenDict, LayeredMap, MapChanges, SharedMap, frozen, frozen_changes
+from kjbod.image.partitions import (
+    EMPTY,
+    Members,
+    PartitionKey,
+    PartitionRegistration,
+    ReplicaLog,
+    ReplicaLogKey,
+    TopicImage,
+    members_of,
+    migrating,
+)
 from kjbod.records import (
-    LEADER_RECOVERY_NO_CHANGE,
     NO_LEADER,
-    NO_LEADER_CHANGE,
     KjbodPartitionSizeRecord,
     KjbodReplicaLogRecord,
     PartitionChangeRecord,
@@ -31,147 +45,19 @@ from kjbod.records import (
 )
 from kjbod.records.codec import RecordRun
 
-_EMPTY: tuple[int, ...] = ()
+__all__ = [
+    "PartitionIndex",
+    "PartitionKey",
+    "PartitionRegistration",
+    "ReplicaLog",
+    "ReplicaLogKey",
+    "TopicImage",
+    "TopicsDelta",
+    "TopicsImage",
+    "partition_run",
+]
 
-
-def _migrating(count: int) -> tuple[str, ...]:
-    return (DirectoryId.MIGRATING,) * count
-
-
-def _normalize_directories(directories: tuple[str, ...], replica_count: int) -> tuple[str, ...]:
-    """Missing or all-MIGRATING directories mean "placed somewhere unknown" (PR:186-203)."""
-    if not directories or all(d == DirectoryId.MIGRATING for d in directories):
-        return _migrating(replica_count)
-    return directories
-
-
-class PartitionRegistration(NamedTuple):
-    replicas: tuple[int, ...]
-    directories: tuple[str, ...]
-    isr: tuple[int, ...]
-    removing_replicas: tuple[int, ...]
-    adding_replicas: tuple[int, ...]
-    elr: tuple[int, ...]
-    last_known_elr: tuple[int, ...]
-    leader: int
-    leader_recovery_state: int
-    leader_epoch: int
-    partition_epoch: int
-
-    @classmethod
-    def from_record(cls, record: PartitionRecord) -> PartitionRegistration:
-        replicas = record.replicas
-        directories = record.directories
-        if directories and len(directories) != len(replicas):
-            raise ReplayError(f"The lengths for replicas and directories do not match: {record}")
-        return cls(
-            replicas,
-            _normalize_directories(directories, len(replicas)),
-            record.isr,
-            record.removing_replicas,
-            record.adding_replicas,
-            record.eligible_leader_replicas or _EMPTY,
-            record.last_known_elr or _EMPTY,
-            record.leader,
-            record.leader_recovery_state,
-            record.leader_epoch,
-            record.partition_epoch,
-        )
-
-    def merge(self, change: PartitionChangeRecord) -> PartitionRegistration:
-        """Apply a change record (PR:241-280): the partition epoch always moves by one, and the
-        leader epoch moves by one whenever Leader is not -2 (even to the same leader)."""
-        replicas = self.replicas if change.replicas is None else change.replicas
-        if change.directories is not None:
-            if change.replicas is not None and len(change.directories) != len(change.replicas):
-                raise ReplayError(f"The lengths for replicas and directories do not match: {change}")
-            directories = change.directories
-        else:
-            directories = self.directories
-        directories = _normalize_directories(directories, len(replicas))
-        if len(directories) != len(replicas):
-            raise ReplayError(
-                f"The lengths for replicas and directories do not match: {len(replicas)} replicas "
-                f"and {len(directories)} directories after {change}"
-            )
-        if change.leader == NO_LEADER_CHANGE:
-            leader, leader_epoch = self.leader, self.leader_epoch
-        else:
-            leader, leader_epoch = change.leader, self.leader_epoch + 1
-        return PartitionRegistration(
-            replicas,
-            directories,
-            self.isr if change.isr is None else change.isr,
-            self.removing_replicas if change.removing_replicas is None else change.removing_replicas,
-            self.adding_replicas if change.adding_replicas is None else change.adding_replicas,
-            self.elr if change.eligible_leader_replicas is None else change.eligible_leader_replicas,
-            self.last_known_elr if change.last_known_elr is None else change.last_known_elr,
-            leader,
-            self.leader_recovery_state
-            if change.leader_recovery_state == LEADER_RECOVERY_NO_CHANGE
-            else change.leader_recovery_state,
-            leader_epoch,
-            self.partition_epoch + 1,
-        )
-
-    def directory(self, replica: int) -> str:
-        try:
-            return self.directories[self.replicas.index(replica)]
-        except ValueError:
-            raise ValueError(f"Replica {replica} is not assigned to this partition.") from None
-
-    @property
-    def has_leader(self) -> bool:
-        return self.leader != NO_LEADER
-
-    @property
-    def has_preferred_leader(self) -> bool:
-        return bool(self.replicas) and self.leader == self.replicas[0]
-
-    @property
-    def is_reassigning(self) -> bool:
-        return bool(self.removing_replicas or self.adding_replicas)
-
-    def to_record(self, topic_id: str, partition_id: int, mv: MetadataVersion) -> PartitionRecord:
-        """The PartitionRecord that recreates this partition (for snapshots)."""
-        version = mv.partition_record_version
-        elr_written = mv.elr_supported
-        return PartitionRecord(
-            version=version,
-            partition_id=partition_id,
-            topic_id=topic_id,
-            replicas=self.replicas,
-            isr=self.isr,
-            removing_replicas=self.removing_replicas,
-            adding_replicas=self.adding_replicas,
-            leader=self.leader,
-            leader_recovery_state=self.leader_recovery_state,
-            leader_epoch=self.leader_epoch,
-            partition_epoch=self.partition_epoch,
-            directories=self.directories if mv.directory_assignment_supported else (),
-            eligible_leader_replicas=(self.elr or None) if elr_written else None,
-            last_known_elr=(self.last_known_elr or None) if elr_written else None,
-        )
-
-
-PartitionKey = tuple[str, int]  # (topic id, partition id)
-
-
-_RESERVED_DIRECTORIES = frozenset((DirectoryId.MIGRATING, DirectoryId.UNASSIGNED, DirectoryId.LOST))
-
-
-Members = dict[PartitionKey, None]  # an insertion-ordered set of partitions
-
-
-def _members(view: str, partition: PartitionRegistration) -> tuple[Any, ...]:
-    """Which keys of `view` a partition is listed under."""
-    if view == "in_isr":
-        return partition.isr
-    if view == "on_broker":
-        return partition.replicas
-    if view == "in_directory":
-        return tuple(d for d in partition.directories if d not in _RESERVED_DIRECTORIES)
-    return (partition.leader,)  # "by_leader": NO_LEADER collects the leaderless partitions
+TOPIC = -1  # (topic id, TOPIC) in the changes since a columnar root: the topic was created or removed
 
 
 class PartitionIndex:
@@ -209,7 +95,7 @@ class PartitionIndex:
         for topic_id, topic in self._topics.items():
             for partition_id, partition in topic.partitions.items():
                 key = (topic_id, partition_id)
-                for member in _members(name, partition):
+                for member in members_of(name, partition):
                     view[member][key] = None
         return dict(view)
 
@@ -226,8 +112,8 @@ class PartitionIndex:
         for key, old in self._touched.items():
             topic = self._topics.get(key[0])
             new = topic.partitions.get(key[1]) if topic is not None else None
-            old_members = _members(name, old) if old is not None else ()
-            new_members = _members(name, new) if new is not None else ()
+            old_members = members_of(name, old) if old is not None else ()
+            new_members = members_of(name, new) if new is not None else ()
             if old_members == new_members:
                 continue
             for member in old_members:
@@ -267,54 +153,45 @@ class PartitionIndex:
 
 
 
-class ReplicaLog(NamedTuple):
-    """A replica's log where it differs from a complete copy (see KjbodReplicaLogRecord)."""
-
-    directory_id: str | None
-    size_bytes: int
-    offset_lag: int
-
-
-ReplicaLogKey = tuple[int, int, bool]  # (partition id, broker id, future)
-
-
-@dataclass(frozen=True)
-class TopicImage:
-    name: str
-    topic_id: str
-    partitions: Mapping[int, PartitionRegistration]
-    # kjbod's own: the size of each partition's log in bytes (absent = unknown, treated as 0).
-    sizes: Mapping[int, int] = field(default_factory=lambda: EMPTY_MAP)
-    # kjbod's own: replicas whose log is not a complete copy, and future replicas.
-    replica_logs: Mapping[ReplicaLogKey, ReplicaLog] = field(default_factory=lambda: EMPTY_MAP)
-
-    def size(self, partition_id: int) -> int:
-        return self.sizes.get(partition_id, 0)
-
-    def replica_size(self, partition_id: int, broker_id: int) -> int:
-        """The bytes a replica's log holds: the whole partition unless it is still copying."""
-        log = self.replica_logs.get((partition_id, broker_id, False))
-        return self.size(partition_id) if log is None else log.size_bytes
-
-    def future_replica(self, partition_id: int, broker_id: int) -> ReplicaLog | None:
-        return self.replica_logs.get((partition_id, broker_id, True))
-
-
 
 class TopicsImage:
-    """Every topic, by id and by name. Read-only; indexes are computed on first use."""
+    """Every topic, by id and by name. Read-only; indexes are computed on first use.
 
-    __slots__ = ("_by_id", "_base_views", "_touched", "__dict__")
+    An image loaded from a columnar snapshot has a `root` (the snapshot's table and the maps read
+    from it); each image derived from it by deltas shares that root and knows which partitions
+    changed since (`_since_root`), so its index and table patch the root's instead of walking
+    every partition.
+    """
+
+    __slots__ = ("_by_id", "_base_views", "_touched", "_root", "_since_root", "__dict__")
 
     def __init__(
         self,
         by_id: Mapping[str, TopicImage],
         base_views: Mapping[str, dict[Any, Members]] | None = None,
         touched: Mapping[PartitionKey, PartitionRegistration | None] | None = None,
+        *,
+        root: ColumnarRoot | None = None,
+        since_root: Mapping[tuple[str, int], None] = EMPTY_MAP,
     ) -> None:
         self._by_id = frozen(by_id)
         self._base_views = base_views
         self._touched = touched
+        self._root = root
+        self._since_root = since_root
+
+    @classmethod
+    def from_table(cls, table: PartitionTable) -> TopicsImage:
+        """The topics of a columnar snapshot, read from its table as they are used."""
+        root = ColumnarRoot(table)
+        image = cls(root.topics, root=root)
+        image.__dict__["by_name"] = root.by_name
+        image.__dict__["table"] = table
+        return image
+
+    @property
+    def root(self) -> ColumnarRoot | None:
+        return self._root
 
     @property
     def by_id(self) -> Mapping[str, TopicImage]:
@@ -332,6 +209,9 @@ class TopicsImage:
         topic = self._by_id.get(topic_id)
         return None if topic is None else topic.partitions.get(partition_id)
 
+    def _partition_of(self, key: PartitionKey) -> PartitionRegistration | None:
+        return self.partition(*key)
+
     def partitions(self) -> Iterator[tuple[TopicImage, int, PartitionRegistration]]:
         """Every partition, topics in name order, partitions in id order."""
         for name in sorted(self.by_name):
@@ -340,17 +220,60 @@ class TopicsImage:
                 yield topic, partition_id, topic.partitions[partition_id]
 
     @cached_property
-    def index(self) -> PartitionIndex:
-        index = PartitionIndex(self._by_id, self._base_views, self._touched)
+    def index(self) -> PartitionIndex | RootedIndex:
+        if self._root is not None:
+            index: PartitionIndex | RootedIndex = RootedIndex(
+                self._root, self._partition_of, self._since_root, self._base_views, self._touched  # type: ignore[arg-type]
+            )
+        else:
+            index = PartitionIndex(self._by_id, self._base_views, self._touched)
         self._base_views = self._touched = None  # keep no chain of earlier images alive
         return index
+
+    @cached_property
+    def table(self) -> PartitionTable:
+        """Every partition as columns (kjbod/image/columns.py): the root's, patched with the
+        changes since, or built from the objects of an image that has no root."""
+        if self._root is None:
+            return PartitionTable.from_topics(self._by_id.values())
+        return self._root.table.patched(self._since_root, self._by_id.get)
 
     def name_of(self, topic_id: str) -> str:
         topic = self._by_id.get(topic_id)
         return topic.name if topic else topic_id
 
+    # Questions about every partition, answered from the table (no object per partition).
+
+    def reassigning(self) -> list[tuple[str, int]]:
+        """(topic name, partition) of every partition being reassigned (adding or removing
+        replicas), in name then partition order."""
+        table = self.table
+        rows = np.union1d(table.removing.stored_rows(table.partition_count), table.adding.stored_rows(table.partition_count))
+        names = table.topic_names
+        return sorted((names[t], p) for t, p in zip(table.part_topic[rows].tolist(), table.part_id[rows].tolist()))
+
+    def copying(self) -> list[PartitionKey]:
+        """Partitions with a replica outside the ISR or a future replica (KIP-113): the only
+        ones that copy data. In topic name then partition order."""
+        table = self.table
+        rows = np.flatnonzero(np.diff(table.isr.start) != table.replica_count)
+        rows = np.union1d(rows, table.log_row[table.log_future])
+        names, ids = table.topic_names, table.topic_ids
+        found = sorted(zip(table.part_topic[rows].tolist(), table.part_id[rows].tolist()), key=lambda k: (names[k[0]], k[1]))
+        return [(ids[t], p) for t, p in found]
+
+    def future_replicas(self, broker_id: int, directories: set[str]) -> list[PartitionKey]:
+        """The future replicas (KIP-113) the broker is building in one of `directories`, in
+        (topic id, partition) order."""
+        table = self.table
+        codes = [table.dir_index[d] for d in directories if d in table.dir_index]
+        logs = np.flatnonzero(table.log_future & (table.log_broker == broker_id) & np.isin(table.log_dir, codes))
+        return sorted(table.keys(table.log_row[logs]))
+
     @property
     def partition_count(self) -> int:
+        if self._root is not None:
+            return self.table.partition_count
         return sum(len(topic.partitions) for topic in self._by_id.values())
 
     def __len__(self) -> int:
@@ -438,11 +361,15 @@ class TopicsDelta:
         self._removed: set[str] = set()
         # Every partition changed so far, with its registration in the base (None if new), so
         # the new image can patch the base's partition index instead of rebuilding it. Only
-        # when the base has built its index already: replaying a snapshot into an empty image
-        # (a million partitions) then costs nothing extra, and the index is built once, on use.
-        self._patch_index = "index" in base.__dict__
+        # when the base has built its index already (or reads its index from columns):
+        # replaying a snapshot of records into an empty image (a million partitions) then costs
+        # nothing extra, and the index is built once, on use.
+        self._patch_index = "index" in base.__dict__ or base.root is not None
         self._touched: dict[PartitionKey, PartitionRegistration | None] = {}
-        self._names: dict[str, str] | None = None  # name -> id, built on the first TopicRecord
+        # On a base read from columns: every partition (and topic, as (id, TOPIC)) whose
+        # registration, size or replica logs this delta changes.
+        self._since_root: dict[tuple[str, int], None] | None = {} if base.root is not None else None
+        self._names: _TopicNames | None = None  # name -> id, made on the first TopicRecord
 
     def _topic(self, topic_id: str) -> _TopicChanges | None:
         changes = self._changed.get(topic_id)
@@ -456,9 +383,9 @@ class TopicsDelta:
             self._changed[topic_id] = changes
         return changes
 
-    def _name_index(self) -> dict[str, str]:
+    def _name_index(self) -> _TopicNames:
         if self._names is None:
-            self._names = {topic.name: topic_id for topic_id, topic in self._base.by_id.items()}
+            self._names = _TopicNames(self._base.by_name)
             for topic_id in self._removed:
                 self._names.pop(self._base.by_id[topic_id].name, None)
             for topic_id, changes in self._changed.items():
@@ -480,10 +407,14 @@ class TopicsDelta:
         self._removed.discard(record.topic_id)
         self._changed[record.topic_id] = _TopicChanges(record.name, {}, {}, {})
         names[record.name] = record.topic_id
+        if self._since_root is not None:
+            self._since_root[(record.topic_id, TOPIC)] = None
 
     def _touch(self, topic: _TopicChanges, key: PartitionKey) -> None:
         if self._patch_index and key not in self._touched:
             self._touched[key] = self._base.partition(*key)
+            if self._since_root is not None:
+                self._since_root[key] = None
 
     def replay_partition(self, record: PartitionRecord) -> None:
         topic = self._topic(record.topic_id)
@@ -528,6 +459,8 @@ class TopicsDelta:
             self._removed.add(record.topic_id)
         if self._names is not None:
             self._names.pop(topic.name, None)
+        if self._since_root is not None:
+            self._since_root[(record.topic_id, TOPIC)] = None
         return topic.name
 
     def replay_partition_run(self, run: RecordRun) -> None:
@@ -557,17 +490,17 @@ class TopicsDelta:
                     raise ReplayError(
                         f"The lengths for replicas and directories do not match in partition {tid}:{pid}"
                     )
-                directories = _migrating(len(replicas))
+                directories = migrating(len(replicas))
             if patch_index:
                 self._touch(topic, (tid, pid))  # type: ignore[arg-type]
             topic.partitions[pid] = PartitionRegistration(  # type: ignore[union-attr]
                 replicas,
                 directories,
                 tuple(isr),
-                tuple(removing) if removing else _EMPTY,
-                tuple(adding) if adding else _EMPTY,
-                tuple(elr_column[index] or _EMPTY) if elr_column is not None else _EMPTY,
-                tuple(lke_column[index] or _EMPTY) if lke_column is not None else _EMPTY,
+                tuple(removing) if removing else EMPTY,
+                tuple(adding) if adding else EMPTY,
+                tuple(elr_column[index] or EMPTY) if elr_column is not None else EMPTY,
+                tuple(lke_column[index] or EMPTY) if lke_column is not None else EMPTY,
                 leader,
                 lrs,
                 leader_epoch,
@@ -582,6 +515,8 @@ class TopicsDelta:
                 "but no partition with that id was found."
             )
         topic.sizes[record.partition_id] = record.size_bytes
+        if self._since_root is not None:
+            self._since_root[(record.topic_id, record.partition_id)] = None
 
     def replay_replica_log(self, record: KjbodReplicaLogRecord) -> None:
         topic = self._topic(record.topic_id)
@@ -592,6 +527,8 @@ class TopicsDelta:
         if record.broker_id not in partition.replicas:
             raise ReplayError(f"Tried to record a replica log of partition {where} on broker {record.broker_id}, which is not a replica.")
         key = (record.partition_id, record.broker_id, record.future)
+        if self._since_root is not None:
+            self._since_root[(record.topic_id, record.partition_id)] = None
         if record.size_bytes is None:
             topic.replica_logs.pop(key, None)  # type: ignore[union-attr]
         else:
@@ -601,6 +538,7 @@ class TopicsDelta:
         columns = run.columns
         topic_id = None
         topic: _TopicChanges | None = None
+        since_root = self._since_root
         for tid, pid, size in zip(columns["topic_id"], columns["partition_id"], columns["size_bytes"]):
             if tid != topic_id:
                 topic_id, topic = tid, self._topic(tid)
@@ -609,6 +547,8 @@ class TopicsDelta:
                     f"Tried to set the size of partition {tid}:{pid}, but no partition with that id was found."
                 )
             topic.sizes[pid] = size
+            if since_root is not None:
+                since_root[(tid, pid)] = None
 
     def apply(self) -> TopicsImage:
         """The new image: the base's maps with the changed topics layered over them (O(changed
@@ -618,7 +558,8 @@ class TopicsDelta:
             return self._base
         base = self._base
         by_id = MapChanges(base.by_id)
-        # The names follow along when the base has built them; otherwise they are built on use.
+        # The names follow along when the base has built them (an image read from columns always
+        # has them); otherwise they are built on use.
         by_name = MapChanges(base.__dict__["by_name"]) if "by_name" in base.__dict__ else None
         for topic_id in self._removed:
             name = base.name_of(topic_id)
@@ -638,8 +579,45 @@ class TopicsDelta:
                 if changes.name in by_name:
                     del by_name[changes.name]
                 by_name[changes.name] = topic
-        base_views = base.index.views if self._patch_index else None
-        image = TopicsImage(by_id.freeze(), base_views, self._touched)
+        if base.root is not None:
+            assert self._since_root is not None
+            since_root = MapChanges(base._since_root)
+            for key in self._since_root:
+                since_root[key] = None
+            image = TopicsImage(
+                by_id.freeze(), base.index.found, self._touched, root=base.root, since_root=since_root.freeze()  # type: ignore[union-attr]
+            )
+        else:
+            base_views = base.index.views if self._patch_index else None  # type: ignore[union-attr]
+            image = TopicsImage(by_id.freeze(), base_views, self._touched)
         if by_name is not None:
             image.__dict__["by_name"] = by_name.freeze()
         return image
+
+
+class _TopicNames:
+    """Topic name -> id as a delta changes it: the base's names (read through its by_name map,
+    never copied) with the delta's changes over them."""
+
+    __slots__ = ("_base", "_set", "_gone")
+
+    def __init__(self, base: Mapping[str, TopicImage]) -> None:
+        self._base = base
+        self._set: dict[str, str] = {}
+        self._gone: set[str] = set()
+
+    def get(self, name: str) -> str | None:
+        found = self._set.get(name)
+        if found is not None:
+            return found
+        if name in self._gone:
+            return None
+        topic = self._base.get(name)
+        return None if topic is None else topic.topic_id
+
+    def __setitem__(self, name: str, topic_id: str) -> None:
+        self._set[name] = topic_id
+
+    def pop(self, name: str, default: None = None) -> None:
+        self._set.pop(name, None)
+        self._gone.add(name)
