@@ -157,6 +157,9 @@ def export(
 def snapshot(ctx: typer.Context) -> None:
     """Write a snapshot of the current state, so the next start loads fast.
 
+    Writes also take one by themselves once enough records follow the newest (metadata verify says
+    how many).
+
     Example: kjbod metadata snapshot
     """
     app_ = app_context(ctx)
@@ -180,8 +183,15 @@ def verify(ctx: typer.Context) -> None:
     lines = [
         f"Segments: {report.segments}",
         f"Records: {report.records} (offsets 0 to {report.next_offset - 1})",
+        f"Automatic snapshots: a write that leaves {report.auto_snapshot_records:,} records or more after the newest "
+        f"snapshot writes one ({report.records_since_snapshot:,} follow it now)",
         f"Snapshots verified: {len(report.snapshots_verified)}",
     ]
+    if report.record_snapshots:
+        lines.append(
+            f"Snapshots of records, from an earlier kjbod (slow to load; the next automatic snapshot replaces them): "
+            f"{', '.join(report.record_snapshots)}"
+        )
     if report.torn_tail is not None:
         lines.append(f"Torn tail (removed by the next write): {report.torn_tail.describe()}")
     lines.extend(f"Problem: {problem}" for problem in report.problems)
@@ -191,6 +201,9 @@ def verify(ctx: typer.Context) -> None:
         "records": report.records,
         "nextOffset": report.next_offset,
         "snapshotsVerified": report.snapshots_verified,
+        "recordsSinceSnapshot": report.records_since_snapshot,
+        "autoSnapshotRecords": report.auto_snapshot_records,
+        "recordSnapshots": report.record_snapshots,
         "tornTail": report.torn_tail.describe() if report.torn_tail else None,
         "problems": report.problems,
         "intact": not report.problems,

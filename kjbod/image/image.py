@@ -103,6 +103,8 @@ class Image:
         """The records of `write` but the topics': what a columnar snapshot keeps as records
         beside the topics' columns (`topics.table`)."""
         yield from self.features.write()
+        if self.identity is not None:
+            yield self.identity.record()
         mv = self.features.metadata_version
         if mv is not None:
             yield from self.cluster.write(mv)

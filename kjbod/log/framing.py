@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import crc32c
@@ -41,7 +42,7 @@ class Batch:
     record_count: int
     timestamp_ms: int
     attributes: int
-    payload: bytes
+    payload: bytes | memoryview
     position: int  # byte position of the batch in its file
     size: int  # total bytes of the batch, header included
 
@@ -61,6 +62,20 @@ class Batch:
 def encode_batch(base_offset: int, record_count: int, payload: bytes, timestamp_ms: int, attributes: int = 0) -> bytes:
     body = _HEADER.pack(0, 0, base_offset, MAGIC, attributes, record_count, timestamp_ms)[8:] + payload
     return struct.pack(">II", len(body) + 4, crc32c.crc32c(body)) + body
+
+
+def encode_batch_header(
+    base_offset: int, record_count: int, payload: Sequence[bytes | memoryview], timestamp_ms: int, attributes: int = 0
+) -> bytes:
+    """The header of the batch whose payload is the concatenation of `payload`'s parts, which are
+    written after it as they are: a large payload (a snapshot's column) is never copied."""
+    rest = _HEADER.pack(0, 0, base_offset, MAGIC, attributes, record_count, timestamp_ms)[8:]
+    crc = crc32c.crc32c(rest)
+    length = len(rest) + 4
+    for part in payload:
+        crc = crc32c.crc32c(part, crc)
+        length += memoryview(part).nbytes
+    return struct.pack(">II", length, crc) + rest
 
 
 @dataclass(frozen=True)
@@ -97,8 +112,9 @@ def _valid_batch_after(buf: bytes | memoryview, start: int) -> bool:
     return False
 
 
-def read_batch(buf: bytes | memoryview, position: int) -> Batch | ScanStop:
-    """The batch at `position`, or why there is no valid batch there."""
+def read_batch(buf: bytes | memoryview, position: int, *, copy: bool = True) -> Batch | ScanStop:
+    """The batch at `position`, or why there is no valid batch there. With `copy` False the
+    payload is a view into `buf` (pass a memoryview: nothing is copied, the checksum included)."""
     size = len(buf)
     if size - position < 8:
         return ScanStop(position, "an incomplete batch header", torn=True)
@@ -122,5 +138,5 @@ def read_batch(buf: bytes | memoryview, position: int) -> Batch | ScanStop:
         return ScanStop(position, f"an unknown batch format {magic}", torn=False)
     if attributes & ~_KNOWN_ATTRIBUTES:
         return ScanStop(position, f"unknown batch attributes {attributes:#x}", torn=False)
-    payload = bytes(buf[position + HEADER_SIZE : end])
+    payload = bytes(buf[position + HEADER_SIZE : end]) if copy else buf[position + HEADER_SIZE : end]
     return Batch(base_offset, count, timestamp_ms, attributes, payload, position, end - position)

@@ -87,10 +87,14 @@ class RecordLog:
             "so restore the state directory from a backup"
         )
 
-    def batches(self, from_offset: int = 0) -> Iterator[Batch]:
+    def batches(self, from_offset: int = 0, *, start: tuple[int, int] | None = None) -> Iterator[Batch]:
         """Every committed batch that holds offsets at or after `from_offset`, validated.
 
-        Reading to the end sets `next_offset` and `torn_tail`.
+        `start` (segment base offset, byte), when given, is where the batch at `from_offset`
+        begins, as recorded when it was the log's end (a snapshot keeps it): reading begins
+        there, and the batches before it are neither read nor checked (`metadata verify` reads
+        everything). A position that does not hold that batch is ignored. Reading to the end
+        sets `next_offset` and `torn_tail`.
         """
         segments = self.segments
         start_index = 0
@@ -100,18 +104,23 @@ class RecordLog:
         expected = segments[start_index][0] if segments else 0
         if segments and start_index == 0 and expected > 0:
             raise self._corrupt(segments[0][1], 0, 0, f"the log starts at offset {expected}, not 0")
+        first_byte = 0
+        if start is not None and self._starts_there(start, from_offset):
+            start_index = next(i for i, (base, _) in enumerate(segments) if base == start[0])
+            expected, first_byte = from_offset, start[1]
         self.torn_tail = None
         for index in range(start_index, len(segments)):
             base, path = segments[index]
             last_segment = index == len(segments) - 1
-            if base != expected:
+            if base != expected and not first_byte:
                 raise self._corrupt(path, 0, expected, f"the segment starts at offset {base}")
             buf = _read_file(path)
             try:
-                expected = yield from self._segment_batches(path, buf, expected, from_offset, last_segment)
+                expected = yield from self._segment_batches(path, buf, expected, from_offset, last_segment, first_byte)
             finally:
                 if isinstance(buf, mmap.mmap):
                     buf.close()
+            first_byte = 0
         if expected < self.acknowledged.next_offset:
             last = segments[-1][1] if segments else self.directory / segment_name(0)
             raise self._corrupt(
@@ -121,11 +130,39 @@ class RecordLog:
             )
         self.next_offset = expected
 
+    def _starts_there(self, start: tuple[int, int], offset: int) -> bool:
+        """True if the batch at `offset` begins at `start` (segment base, byte), or the segment
+        ends exactly there and the next one begins at `offset`."""
+        segments = self.segments
+        found = [i for i, (base, _) in enumerate(segments) if base == start[0]]
+        if not found or start[1] < 0 or (start[0] == offset and start[1] == 0):
+            return False
+        index = found[0]
+        path = segments[index][1]
+        buf = _read_file(path)
+        try:
+            if start[1] == len(buf):  # the log ends there, or the next segment begins with that batch
+                return index + 1 == len(segments) or segments[index + 1][0] == offset
+            if start[1] > len(buf):
+                return False
+            batch = read_batch(buf, start[1])
+            return not isinstance(batch, ScanStop) and batch.base_offset == offset
+        finally:
+            if isinstance(buf, mmap.mmap):
+                buf.close()
+
+    def end_position(self) -> tuple[int, int] | None:
+        """(segment base offset, byte) where the next commit will begin, once the log has been
+        read to its end or appended to; None before."""
+        if self.next_offset is None or not self.segments or self.torn_tail is not None:
+            return None
+        return self.segments[-1][0], self._committed_end
+
     def _segment_batches(
-        self, path: Path, buf: bytes | mmap.mmap, expected: int, from_offset: int, last_segment: bool
+        self, path: Path, buf: bytes | mmap.mmap, expected: int, from_offset: int, last_segment: bool, first_byte: int = 0
     ) -> Iterator[Batch]:
-        position = 0
-        committed_end = 0
+        position = first_byte
+        committed_end = first_byte
         pending: list[Batch] = []  # batches of a commit whose last batch is not read yet
         while position < len(buf):
             found = read_batch(buf, position)
@@ -224,6 +261,7 @@ class RecordLog:
         finally:
             os.close(fd)
         self.next_offset = offset
+        self._committed_end = committed_size + sum(len(frame) for frame in frames)
         return first, offset - 1
 
     def _active_segment(self, next_offset: int) -> Path:

@@ -74,6 +74,30 @@ def _damaged(path: Path, reason: str) -> CorruptStateError:
     return CorruptStateError(f"snapshot {path.name} is damaged: {reason}")
 
 
+def read_header(path: Path) -> dict:
+    """The snapshot's header (its first batch): the end offset, and for a columnar snapshot
+    (kjbod/log/columnar_snapshot.py) its layout. Reads nothing else."""
+    with path.open("rb") as handle:
+        head = handle.read(64 * 1024)
+    if not head:
+        raise _damaged(path, "the file is empty")
+    found = read_batch(head, 0)
+    if isinstance(found, ScanStop):
+        if found.torn and len(head) == 64 * 1024:  # a header larger than what was read
+            found = read_batch(path.read_bytes(), 0)
+        if isinstance(found, ScanStop):
+            raise _damaged(path, f"{found.reason} at byte {found.position}")
+    if not found.is_control:
+        raise _damaged(path, "its header or footer is missing")
+    try:
+        header = json.loads(found.payload)
+    except ValueError as exc:
+        raise _damaged(path, f"unreadable header or footer ({exc})") from None
+    if not isinstance(header, dict):
+        raise _damaged(path, "unreadable header or footer (not an object)")
+    return header
+
+
 def _batches(path: Path, buf: bytes | mmap.mmap) -> list[Batch]:
     batches = []
     position = 0

@@ -10,7 +10,6 @@ image. Nothing is appended if any record fails to replay.
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import gc
 import time
 from collections.abc import Callable, Sequence
@@ -27,9 +26,10 @@ from kjbod.log.acknowledged import RecordFailed
 from kjbod.log.framing import Batch
 from kjbod.log.lock import DEFAULT_LOCK_TIMEOUT, StateLock
 from kjbod.log.record_log import RecordLog
-from kjbod.log.snapshot import list_snapshots, read_snapshot, snapshot_name, write_snapshot
+from kjbod.log.snapshot import snapshot_name
 from kjbod.records import Record
 from kjbod.records.codec import RecordDecodeError, RecordRun, batch_entries, decode_entries, encode_entries, entry_count
+from kjbod.state import snapshots
 from kjbod.state.creation import creating, remove_stale_builds
 from kjbod.state.marker import check_state_directory, is_state_directory
 from kjbod.state.names import may_rename, sync_name_index
@@ -77,6 +77,8 @@ class ClusterState:
                     stale.unlink()
                 remove_stale_builds(path)
             self.log = RecordLog(path)
+            # The newest columnar snapshot's end offset (0: none), for automatic snapshots.
+            self._snapshot_end = 0
             with gc_paused():
                 self.image = self._load()
             if write:
@@ -113,11 +115,15 @@ class ClusterState:
     # Loading -----------------------------------------------------------------------------
 
     def _load(self) -> Image:
-        image = self._load_newest_snapshot()
+        loaded = snapshots.load_newest(self.path, notify=self._notify, progress=self._progress)
+        image = loaded.image if loaded is not None else EMPTY_IMAGE
+        if loaded is not None and loaded.columnar:
+            self._snapshot_end = loaded.end_offset
         delta = Delta(image)
         replayed = False
         position = _LogPosition(self.log.segments)
-        for batch in self.log.batches(from_offset=image.next_offset):
+        start = loaded.log_position if loaded is not None else None
+        for batch in self.log.batches(from_offset=image.next_offset, start=start):
             if self._progress is not ignore:
                 self._progress(position.describe(batch))
             if batch.base_offset < image.next_offset:
@@ -163,29 +169,6 @@ class ClusterState:
             return delta.apply()
         return image
 
-    def _load_newest_snapshot(self) -> Image:
-        for end_offset, path in list_snapshots(self.path):
-            delta = Delta(EMPTY_IMAGE)
-            try:
-                self._progress(f"Reading the snapshot {path.name}")
-                loaded = 0
-                for entries in read_snapshot(path, end_offset):
-                    for entry in entries:
-                        delta.replay_entry(entry, end_offset - 1)
-                    if self._progress is not ignore:  # counting costs a pass over the batch
-                        loaded += sum(entry_count(entry) for entry in entries)
-                        self._progress(f"Loading the snapshot: {loaded:,} records")
-            except (CorruptStateError, ReplayError, RecordDecodeError) as exc:
-                self._notify(f"Skipping {path.name}: {exc}; using an older snapshot or the log.")
-                continue
-            except FileNotFoundError:
-                continue  # removed between listing and opening
-            self._progress("Building the image from the snapshot")
-            image = delta.apply()
-            # The snapshot's offset is its end, whatever its last record replayed as.
-            return dataclasses.replace(image, offset=end_offset - 1)
-        return EMPTY_IMAGE
-
     # Writing -----------------------------------------------------------------------------
 
     def validate(self, entries: Sequence[Record | RecordRun]) -> Image:
@@ -230,9 +213,9 @@ class ClusterState:
         return Commit(first, last)
 
     def write_snapshot(self) -> Path:
-        """Write a snapshot of the current image (records that rebuild it)."""
+        """Write a (columnar) snapshot of the current image; older ones beyond the newest two go."""
         try:
-            return write_snapshot(self.path, self.image.next_offset, self.image.write(), _now_ms())
+            path = snapshots.write_snapshot(self.path, self.image, self.log.end_position())
         except OSError as exc:
             name = snapshot_name(self.image.next_offset)
             reason, doing = exc.strerror or str(exc), f"writing the snapshot {name}"
@@ -246,6 +229,26 @@ class ClusterState:
                 reason=reason,
                 doing=doing,
             ) from None
+        self._snapshot_end = self.image.next_offset
+        return path
+
+    @property
+    def records_since_snapshot(self) -> int:
+        """Records in the log after the newest columnar snapshot (all of them when there is none)."""
+        return self.image.next_offset - self._snapshot_end
+
+    def snapshot_if_due(self) -> Path | None:
+        """Write a snapshot when enough records follow the newest one (snapshots.AUTO_SNAPSHOT_RECORDS),
+        so that the next command opens the state fast. A snapshot that cannot be written is only a
+        note: the commit before it stands."""
+        if not self.writable or not snapshots.snapshot_due(self.records_since_snapshot):
+            return None
+        try:
+            self._progress("Writing a snapshot")
+            return self.write_snapshot()
+        except WriteFailed as exc:
+            self._notify(f"Could not write a snapshot of {self.path} ({exc.reason}); the next write tries again.")
+            return None
 
 
 def run_operation(
@@ -270,6 +273,7 @@ def run_operation(
         if dry_run:
             return result, state.validate(result.records)
         state.commit(result.records)
+        state.snapshot_if_due()
         return result, state.image
 
 

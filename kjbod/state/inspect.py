@@ -10,10 +10,12 @@ from kjbod.errors import CorruptStateError, ReplayError
 from kjbod.image import EMPTY_IMAGE, Delta, Image
 from kjbod.log.lock import DEFAULT_LOCK_TIMEOUT, StateLock
 from kjbod.log.record_log import RecordLog, TornTail
-from kjbod.log.snapshot import list_snapshots, read_snapshot
+from kjbod.image.columns import PartitionTable
+from kjbod.log.snapshot import list_snapshots
 from kjbod.records import Record
 from kjbod.records.codec import RecordDecodeError, RecordRun, decode_records
 from kjbod.state.marker import check_state_directory
+from kjbod.state.snapshots import AUTO_SNAPSHOT_RECORDS, load_snapshot
 
 Notify = Callable[[str], None]
 
@@ -53,6 +55,13 @@ class VerifyReport:
     snapshots_verified: list[str] = field(default_factory=list)
     torn_tail: TornTail | None = None
     problems: list[str] = field(default_factory=list)
+    # Records after the newest columnar snapshot that verified (all records when none did): the
+    # next write takes a snapshot once this reaches `auto_snapshot_records`.
+    records_since_snapshot: int = 0
+    auto_snapshot_records: int = AUTO_SNAPSHOT_RECORDS
+    # Snapshots of records, written by kjbod before columnar snapshots (the next write replaces them).
+    record_snapshots: list[str] = field(default_factory=list)
+    newest_columnar_end: int = 0
 
 
 def verify_state(path: Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> VerifyReport:
@@ -85,6 +94,7 @@ def verify_state(path: Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> V
             raise CorruptStateError(f"the record log in {path} does not replay: {exc}") from None
         report.next_offset = log.next_offset or 0
         report.torn_tail = log.torn_tail
+        report.records_since_snapshot = report.next_offset - report.newest_columnar_end
         for end_offset, snapshot in snapshots:
             report.problems.append(
                 f"snapshot {snapshot.name} covers offsets up to {end_offset - 1}, beyond the log's end"
@@ -93,17 +103,24 @@ def verify_state(path: Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> V
 
 
 def _check_snapshot(snapshot: Path, end_offset: int, expected: Image, report: VerifyReport) -> None:
-    delta = Delta(EMPTY_IMAGE)
     try:
-        for entries in read_snapshot(snapshot, end_offset):
-            for entry in entries:
-                delta.replay_entry(entry, end_offset - 1)
+        loaded = load_snapshot(snapshot, end_offset)
     except (CorruptStateError, ReplayError, RecordDecodeError) as exc:
         report.problems.append(str(exc))
         return
-    if _materialized(delta.apply()) != _materialized(expected):
+    if loaded.columnar:
+        same = list(loaded.image.write_without_topics()) == list(expected.write_without_topics()) and (
+            loaded.image.topics.table.by_topic_id().same_as(PartitionTable.from_topics(expected.topics.by_id.values()).by_topic_id())
+        )
+    else:
+        same = _materialized(loaded.image) == _materialized(expected)
+    if not same:
         report.problems.append(
             f"snapshot {snapshot.name} does not match the state the log gives at offset {end_offset - 1}"
         )
         return
     report.snapshots_verified.append(snapshot.name)
+    if loaded.columnar:
+        report.newest_columnar_end = end_offset
+    else:
+        report.record_snapshots.append(snapshot.name)
