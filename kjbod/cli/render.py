@@ -1,8 +1,9 @@
 """The one renderer: every command hands it a view with a text form and a JSON form.
 
 Text is what an operator reads (Kafka's exact lines where kjbod mirrors a Kafka tool, tables
-otherwise); JSON is exactly one document on stdout with stable keys. rich is imported only when
-a table is drawn, so commands that print lines start fast.
+otherwise); JSON is exactly one document on stdout with stable keys. Tables look as rich draws
+them; rich is imported only for a table that does not fit the terminal or holds more than plain
+ASCII text (the others are drawn directly, as rich would), so commands start and finish fast.
 """
 
 from __future__ import annotations
@@ -60,24 +61,70 @@ class Table:
     def to_json(self) -> Any:
         return self.rows if self.data is None else self.data
 
-    def to_text(self) -> Iterable[str]:
-        from rich import box
-        from rich.console import Console
-        from rich.table import Table as RichTable
+    def cells(self) -> list[list[str]]:
+        return [
+            [column.fmt(row.get(column.key)) if row.get(column.key) is not None else "-" for column in self.columns] for row in self.rows
+        ]
 
-        table = RichTable(title=self.title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False)
-        for column in self.columns:
-            table.add_column(column.title, justify=column.justify, no_wrap=True)  # type: ignore[arg-type]
-        for row in self.rows:
-            table.add_row(*(column.fmt(row.get(column.key)) if row.get(column.key) is not None else "-" for column in self.columns))
-        buffer = io.StringIO()
-        Console(file=buffer, width=_width(), color_system=None, markup=False, highlight=False, emoji=False).print(table)
-        lines = [line.rstrip() for line in buffer.getvalue().split("\n")]
-        while lines and not lines[0]:
-            lines.pop(0)
-        while lines and not lines[-1]:
-            lines.pop()
+    def to_text(self) -> Iterable[str]:
+        cells = self.cells()
+        width = _width()
+        lines = _plain_table(self.columns, cells, self.title, width)
+        if lines is None:
+            lines = _rich_table(self.columns, cells, self.title, width)
         return lines + list(self.footer)
+
+
+def _plain_table(columns: Sequence[Column], cells: list[list[str]], title: str | None, width: int) -> list[str] | None:
+    """The lines rich draws for a table that fits the width and holds plain ASCII text, drawn
+    without rich (which takes a second for a thousand rows); None for any other table."""
+    texts = [column.title for column in columns] + [cell for row in cells for cell in row] + ([title] if title is not None else [])
+    if not columns or any(column.justify not in ("left", "right") or not column.title for column in columns):
+        return None
+    if not all(text.isascii() and text.isprintable() and text == text.strip() for text in texts):
+        return None
+    widths = [max([len(column.title), *(len(row[i]) for row in cells)]) for i, column in enumerate(columns)]
+    last = len(columns) - 1
+
+    def line(values: Sequence[str]) -> str:
+        parts = []
+        for i, (value, column) in enumerate(zip(values, columns)):
+            text = value.rjust(widths[i]) if column.justify == "right" else value.ljust(widths[i])
+            parts.append((" " if i else "") + text + (" " if i < last else ""))
+        return (" " + " ".join(parts) + " ").rstrip()
+
+    total = 2 + sum(widths) + 2 * last + last  # edges, cells, their inner padding, separators
+    if total > width or (title is not None and len(title) > total):
+        return None
+    lines = [title, ""] if title is not None else []
+    lines.append(line([column.title for column in columns]))
+    lines.append(" " + "\u2500" * (total - 2))
+    lines.extend(line(row) for row in cells)
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def _rich_table(columns: Sequence[Column], cells: list[list[str]], title: str | None, width: int) -> list[str]:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table as RichTable
+
+    table = RichTable(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False)
+    for column in columns:
+        table.add_column(column.title, justify=column.justify, no_wrap=True)  # type: ignore[arg-type]
+    for row in cells:
+        table.add_row(*row)
+    buffer = io.StringIO()
+    Console(file=buffer, width=width, color_system=None, markup=False, highlight=False, emoji=False).print(table)
+    lines = [line.rstrip() for line in buffer.getvalue().split("\n")]
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
 
 
 def _width() -> int:

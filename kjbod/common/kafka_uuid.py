@@ -141,6 +141,11 @@ def canonical(text: str) -> str:
 
 def uuid_sort_key(text: str) -> tuple[int, int]:
     """Kafka's signed (msb, lsb) order for a canonical uuid text."""
+    if _CANONICAL.fullmatch(text):
+        # The canonical form decodes as standard URL-safe base64 (Java's decoder accepts it and
+        # gives the same bytes); a broker's dozen directory ids sort on every load.
+        raw = base64.urlsafe_b64decode(text + "==")
+        return (int.from_bytes(raw[:8], "big", signed=True), int.from_bytes(raw[8:], "big", signed=True))
     uuid = Uuid.from_string(text)
     return (uuid.msb, uuid.lsb)
 

@@ -236,14 +236,7 @@ class CopySettings:
 
 def candidate_partitions(image: Image) -> list[PartitionKey]:
     """Partitions with a replica outside the ISR or a future replica: the only ones that copy."""
-    keys: list[PartitionKey] = []
-    for topic_id, topic in image.topics.by_id.items():
-        futures = {pid for (pid, _, future) in topic.replica_logs if future}
-        for partition_id, p in topic.partitions.items():
-            if len(p.isr) != len(p.replicas) or partition_id in futures:
-                keys.append((topic_id, partition_id))
-    keys.sort(key=lambda k: (image.topics.name_of(k[0]), k[1]))
-    return keys
+    return image.topics.copying()
 
 
 def _follower_block(image: Image, p: PartitionRegistration, replica: int) -> str | None:

@@ -236,9 +236,7 @@ class ReassignmentControl:
         (unknown topics are skipped), sorted by topic and partition."""
         found: list[OngoingReassignment] = []
         if partitions is None:
-            keys: Iterable[tuple[str, int]] = (
-                (topic.name, pid) for topic, pid, p in self._image.topics.partitions() if p.is_reassigning
-            )
+            keys: Iterable[tuple[str, int]] = self._image.topics.reassigning()
         else:
             keys = dict.fromkeys(partitions)
         for name, partition_id in keys:

@@ -373,13 +373,10 @@ class ReplicationControl:
     def _futures_lost(self, broker_id: int, failed: set[str]) -> list[Record]:
         """Future replicas (KIP-113) the broker was building in a directory that failed: their
         logs are gone and the moves end there; the replicas stay where they are (KIP-858: the
-        broker cancels a promotion it can no longer make). Moves are few, so a scan of the
-        topics that have any is cheap."""
+        broker cancels a promotion it can no longer make)."""
         return [
-            KjbodReplicaLogRecord(topic_id=topic.topic_id, partition_id=pid, broker_id=broker_id, future=True, size_bytes=None)
-            for topic in self._image.topics.by_id.values() if topic.replica_logs
-            for (pid, broker, future), log in topic.replica_logs.items()
-            if future and broker == broker_id and log.directory_id in failed
+            KjbodReplicaLogRecord(topic_id=topic_id, partition_id=pid, broker_id=broker_id, future=True, size_bytes=None)
+            for topic_id, pid in self._image.topics.future_replicas(broker_id, failed)
         ]
 
     def replicas_needing_directory(self, broker_id: int) -> tuple[list[PartitionKey], list[str]]:

@@ -1,8 +1,8 @@
 """The cluster as plain tables (numpy arrays) for the planner.
 
 Brokers, directories, partitions and replicas are rows indexed from 0; replicas refer to their
-partition, broker and directory by index. Building the tables is the only place that walks the
-cluster state object by object; everything after is array arithmetic.
+partition, broker and directory by index. The tables are read from the image's columns
+(`image.topics.table`): array arithmetic from the start, no object per partition.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from functools import cached_property
 import numpy as np
 
 from kjbod.image import Image
+from kjbod.image.columns import pair
 from kjbod.image.configs import min_insync, min_insync_default
 
 NO_RACK = -1
@@ -84,53 +85,44 @@ class ClusterTables:
 
 
 def build_tables(image: Image) -> ClusterTables:
+    """The planner's tables, read from the image's columns (kjbod/image/columns.py): no object
+    per partition or replica is made, whatever the size of the cluster."""
     cluster = image.cluster
     known_brokers = set(cluster.brokers)
+    table = image.topics.table
 
-    # Partitions first, as flat lists (one pass over the image; a million partitions take a
-    # few seconds in Python, so nothing else is done per replica here).
-    topics = sorted(image.topics.by_name)
-    topic_ids = [image.topics.by_name[name].topic_id for name in topics]
-    part_topic: list[int] = []
-    part_id: list[int] = []
-    part_size: list[int] = []
-    part_leader_id: list[int] = []
-    replication: list[int] = []
-    replica_ids: list[int] = []
-    replica_dirs: list[str] = []
-    in_sync: list[bool] = []
-    min_isr: list[int] = []
+    # Partitions in topic name order, then partition id (the table groups them by topic).
+    topics = sorted(table.topic_names)
+    by_name = table.name_index
+    name_order = np.array([by_name[name] for name in topics], np.int64)
+    rank = np.empty(table.topic_count, np.int64)
+    rank[name_order] = np.arange(table.topic_count)
+    rows = np.argsort(rank[table.part_topic], kind="stable") if table.partition_count else np.zeros(0, np.int64)
+    part_topic = rank[table.part_topic[rows]].astype(np.int32)
     default_min_isr = min_insync_default(image.configs)
-    for t, name in enumerate(topics):
-        topic = image.topics.by_name[name]
-        sizes = topic.sizes
-        pids = sorted(topic.partitions)
-        registrations = [topic.partitions[pid] for pid in pids]
-        part_topic.extend([t] * len(pids))
-        part_id.extend(pids)
-        part_size.extend([sizes.get(pid, 0) for pid in pids])
-        part_leader_id.extend([p.leader for p in registrations])
-        min_isr.extend([min_insync(image.configs, name, default_min_isr)] * len(pids))
-        futures = {(pid, broker): log.directory_id for (pid, broker, future), log in topic.replica_logs.items() if future and log.directory_id}
-        for pid, p in zip(pids, registrations):
-            replicas, directories = p.replicas, p.directories
-            if p.removing_replicas:
-                # A running reassignment is planned from where it ends, as `reassign check` sees it:
-                # the replicas it removes are gone. A partition the plan leaves alone finishes that
-                # reassignment; one it moves gets a new target, which replaces it (KIP-455).
-                kept = [i for i, r in enumerate(replicas) if r not in p.removing_replicas]
-                replicas, directories = tuple(replicas[i] for i in kept), tuple(directories[i] for i in kept)
-            replication.append(len(replicas))
-            replica_ids.extend(replicas)
-            if futures:
-                # A replica being moved between its broker's directories (KIP-113) is planned where
-                # the move puts it: its future replica's directory will hold its bytes. Keeping it
-                # there needs no entry; any other directory redirects or cancels the move.
-                replica_dirs.extend([futures.get((pid, r), d) for r, d in zip(replicas, directories)])
-            else:
-                replica_dirs.extend(directories)
-            in_sync.extend([r in p.isr for r in replicas])
-    rep_broker_id = np.array(replica_ids, dtype=np.int64)
+    topic_min_isr = np.array([min_insync(image.configs, name, default_min_isr) for name in topics], np.int16)
+
+    # Replicas of those partitions, in list order. A running reassignment is planned from where it
+    # ends, as `reassign check` sees it: the replicas it removes are gone. A partition the plan
+    # leaves alone finishes that reassignment; one it moves gets a new target, which replaces it
+    # (KIP-455).
+    entry_row, entry = table.remaining_replicas(rows)
+    broker_of = table.replicas.values[entry].astype(np.int64)
+    codes = table.directories[entry]
+    # A replica being moved between its broker's directories (KIP-113) is planned where the move
+    # puts it: its future replica's directory will hold its bytes. Keeping it there needs no
+    # entry; any other directory redirects or cancels the move.
+    futures = np.flatnonzero(table.log_future & (table.log_dir >= 0))
+    if len(futures):
+        future_keys = pair(table.log_row[futures], table.log_broker[futures])
+        order = np.argsort(future_keys, kind="stable")
+        keys = pair(table.replica_row[entry], broker_of)
+        position = np.minimum(np.searchsorted(future_keys[order], keys), len(order) - 1)
+        moving = future_keys[order][position] == keys
+        codes = np.where(moving, table.log_dir[futures[order][position]], codes)
+    in_sync = table.in_isr(entry)
+    replication = np.bincount(entry_row, minlength=len(rows))
+    rep_broker_id = broker_of
 
     broker_ids = np.union1d(np.array(sorted(known_brokers), dtype=np.int64), rep_broker_id).astype(np.int32)
     index = {int(b): i for i, b in enumerate(broker_ids)}
@@ -166,11 +158,11 @@ def build_tables(image: Image) -> ClusterTables:
     dir_broker_array = np.array(dir_broker, dtype=np.int32)
 
     rep_broker = np.searchsorted(broker_ids, rep_broker_id).astype(np.int32)
-    rep_dir = _replica_directories(replica_dirs, rep_broker, dir_ids, dir_broker_array)
-    part_offsets = np.zeros(len(replication) + 1, dtype=np.int64)
+    rep_dir = _replica_directories(codes, table.dir_ids, rep_broker, dir_ids, dir_broker_array)
+    part_offsets = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum(replication, out=part_offsets[1:])
     counts = np.diff(part_offsets)
-    leader_id = np.array(part_leader_id, dtype=np.int64)
+    leader_id = table.leader[rows].astype(np.int64)
     leader_index = np.searchsorted(broker_ids, leader_id)
     leader_known = (leader_index < len(broker_ids)) & (broker_ids[np.minimum(leader_index, len(broker_ids) - 1)] == leader_id)
     return ClusterTables(
@@ -186,35 +178,40 @@ def build_tables(image: Image) -> ClusterTables:
         dir_online=np.array(dir_online, dtype=bool),
         dir_cordoned=np.array(dir_cordoned, dtype=bool),
         topics=topics,
-        topic_ids=topic_ids,
-        part_topic=np.array(part_topic, dtype=np.int32),
-        part_id=np.array(part_id, dtype=np.int32),
-        part_size=np.array(part_size, dtype=np.int64),
+        topic_ids=[table.topic_ids[t] for t in name_order.tolist()],
+        part_topic=part_topic,
+        part_id=table.part_id[rows].astype(np.int32),
+        part_size=np.maximum(table.size[rows], 0).astype(np.int64),
         part_leader=np.where(leader_known & (leader_id >= 0), leader_index, -1).astype(np.int32),
         part_offsets=part_offsets,
-        rep_part=np.repeat(np.arange(len(part_topic), dtype=np.int32), counts),
+        rep_part=np.repeat(np.arange(len(rows), dtype=np.int32), counts),
         rep_broker=rep_broker,
         rep_dir=rep_dir,
         rep_pos=(np.arange(len(rep_broker)) - np.repeat(part_offsets[:-1], counts)).astype(np.int16),
-        rep_in_sync=np.array(in_sync, dtype=bool),
-        part_min_isr=np.array(min_isr, dtype=np.int16),
+        rep_in_sync=in_sync,
+        part_min_isr=topic_min_isr[part_topic] if len(part_topic) else np.zeros(0, np.int16),
     )
 
 
-def _replica_directories(replica_dirs: list[str], rep_broker: np.ndarray, dir_ids: list[str], dir_broker: np.ndarray) -> np.ndarray:
-    """Each replica's directory index: its directory id among its own broker's directories
-    (UNPLACED for UNASSIGNED, LOST, MIGRATING or an id the broker does not have)."""
+def _replica_directories(
+    codes: np.ndarray, code_ids: list[str], rep_broker: np.ndarray, dir_ids: list[str], dir_broker: np.ndarray
+) -> np.ndarray:
+    """Each replica's directory index from its directory code (into `code_ids`): its directory
+    id among its own broker's directories (UNPLACED for UNASSIGNED, LOST, MIGRATING or an id
+    the broker does not have)."""
     by_id: dict[str, int] = {}
     shared: set[str] = set()
     for i, directory in enumerate(dir_ids):
         if directory in by_id:
             shared.add(directory)  # the same id on two brokers: resolved per replica below
         by_id[directory] = i
-    rep_dir = np.array([by_id.get(d, UNPLACED) for d in replica_dirs], dtype=np.int32)
+    of_code = np.array([by_id.get(d, UNPLACED) for d in code_ids], dtype=np.int32)
+    rep_dir = of_code[codes] if len(codes) else np.zeros(0, np.int32)
     if shared:
+        shared_codes = [c for c, d in enumerate(code_ids) if d in shared]
         by_broker = {(int(dir_broker[i]), d): i for i, d in enumerate(dir_ids) if d in shared}
-        for r in np.flatnonzero(np.isin(np.array(replica_dirs, dtype=object), list(shared))):
-            rep_dir[r] = by_broker.get((int(rep_broker[r]), replica_dirs[r]), UNPLACED)
-    mismatched = (rep_dir >= 0) & (dir_broker[np.maximum(rep_dir, 0)] != rep_broker)
+        for r in np.flatnonzero(np.isin(codes, shared_codes)).tolist():
+            rep_dir[r] = by_broker.get((int(rep_broker[r]), code_ids[codes[r]]), UNPLACED)
+    mismatched = (rep_dir >= 0) & (dir_broker[np.maximum(rep_dir, 0)] != rep_broker) if len(dir_broker) else rep_dir >= 0
     rep_dir[mismatched] = UNPLACED
     return rep_dir

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
+
+import numpy as np
 
 from kjbod.common.kafka_uuid import DirectoryId
 from kjbod.errors import UserError
 from kjbod.image import Image, PartitionRegistration, TopicImage
+from kjbod.image.columns import PartitionTable, sum_by
 from kjbod.records import CONFIG_RESOURCE_TOPIC
 
 
@@ -31,22 +33,10 @@ def broker_state_name(image: Image, broker_id: int) -> str:
     return "CONTROLLED_SHUTDOWN" if broker.in_controlled_shutdown else "UNFENCED"
 
 
-def _directory_stats(image: Image) -> tuple[Counter, Counter, Counter]:
-    """(replicas, leaders, bytes) per directory id."""
-    replicas: Counter = Counter()
-    leaders: Counter = Counter()
-    size: Counter = Counter()
-    for topic, partition_id, p in image.topics.partitions():
-        for broker, directory in zip(p.replicas, p.directories):
-            replicas[(broker, directory)] += 1
-            size[(broker, directory)] += topic.size(partition_id)
-            if broker == p.leader:
-                leaders[(broker, directory)] += 1
-    return replicas, leaders, size
-
-
 def broker_rows(image: Image) -> list[dict[str, Any]]:
-    index = image.topics.index
+    table = image.topics.table
+    replicas = table.partitions_per_broker()
+    leaders = table.leaders_per_broker()
     rows = []
     for broker_id in sorted(image.cluster.brokers):
         broker = image.cluster.brokers[broker_id]
@@ -60,47 +50,63 @@ def broker_rows(image: Image) -> list[dict[str, Any]]:
                 "onlineDirs": len(broker.directories),
                 "configuredDirs": max(len(configured), len(broker.directories)),
                 "cordonedDirs": len(broker.cordoned_directories),
-                "replicas": len(index.on_broker.get(broker_id, [])),
-                "leaders": len(index.led_by.get(broker_id, [])),
+                "replicas": replicas.get(broker_id, 0),
+                "leaders": leaders.get(broker_id, 0),
             }
         )
     return rows
+
+
+def _broker_replicas(image: Image, broker_id: int) -> tuple[np.ndarray, np.ndarray, PartitionTable]:
+    """(rows, directory codes) of every replica listed on the broker, from the image's table."""
+    table = image.topics.table
+    on_broker = np.flatnonzero(table.replicas.values == broker_id)
+    return table.replica_row[on_broker], table.directories[on_broker], table
 
 
 def broker_details(image: Image, broker_id: int) -> dict[str, Any]:
     broker = image.cluster.brokers.get(broker_id)
     if broker is None:
         raise UserError(f"Broker {broker_id} is not registered")
-    replicas, leaders, size = _directory_stats(image)
+    rows, codes, table = _broker_replicas(image, broker_id)
+    # Replicas, leaders and bytes per directory (a partition of unknown size counts 0 bytes).
+    dir_count = len(table.dir_ids)
+    replicas = np.bincount(codes, minlength=dir_count)
+    leaders = np.bincount(codes[table.leader[rows] == broker_id], minlength=dir_count)
+    size = sum_by(codes, np.maximum(table.size[rows], 0), dir_count)
+    code_of = table.dir_index
     known = {d.directory_id: d for d in image.cluster.log_dirs.get(broker_id, ())}
     ids = list(dict.fromkeys([*broker.directories, *known]))
     directories = []
     for directory in ids:
         log_dir = known.get(directory)
         online = directory in broker.directories
+        code = code_of.get(directory)
+        used = int(size[code]) if code is not None else 0
         directories.append(
             {
                 "directoryId": directory,
                 "path": log_dir.path if log_dir else None,
                 "state": ("cordoned" if directory in broker.cordoned_directories else "online") if online else "offline",
-                "replicas": replicas[(broker_id, directory)],
-                "leaders": leaders[(broker_id, directory)],
-                "sizeBytes": size[(broker_id, directory)],
+                "replicas": int(replicas[code]) if code is not None else 0,
+                "leaders": int(leaders[code]) if code is not None else 0,
+                "sizeBytes": used,
                 "capacityBytes": log_dir.capacity_bytes if log_dir else None,
-                "usedPercent": round(100 * size[(broker_id, directory)] / log_dir.capacity_bytes, 1)
-                if log_dir and log_dir.capacity_bytes
-                else None,
+                "usedPercent": round(100 * used / log_dir.capacity_bytes, 1) if log_dir and log_dir.capacity_bytes else None,
             }
         )
-    elsewhere = [
-        (directory, count)
-        for (b, directory), count in sorted(replicas.items())
-        if b == broker_id and directory not in ids
-    ]
+    listed = set(ids)
+    elsewhere = sorted(
+        (table.dir_ids[code], int(replicas[code])) for code in np.flatnonzero(replicas).tolist() if table.dir_ids[code] not in listed
+    )
+    # Offline replicas (the KIP-858 rule of replica_offline), in topic name then partition order.
+    first = table.first_listing[np.flatnonzero(table.replicas.values == broker_id)]  # a replica's directory is its first listing's
+    offline_codes = [c for c in np.unique(codes).tolist() if broker.fenced or not broker.has_online_dir(table.dir_ids[c])]
+    offline_rows = np.unique(rows[first & np.isin(codes, offline_codes)])
+    names = table.topic_names
     offline = [
-        f"{topic.name}-{pid}"
-        for topic, pid, p in image.topics.partitions()
-        if broker_id in p.replicas and replica_offline(image, p, broker_id)
+        f"{names[t]}-{pid}"
+        for t, pid in sorted(zip(table.part_topic[offline_rows].tolist(), table.part_id[offline_rows].tolist()), key=lambda k: (names[k[0]], k[1]))
     ]
     return {
         "id": broker_id,
@@ -152,8 +158,7 @@ def describe_topics(image: Image, name: str | None) -> tuple[list[str], list[dic
             f"\tReplicationFactor: {factor}\tConfigs: {_topic_configs(image, topic)}"
         )
         partitions = []
-        for partition_id in sorted(topic.partitions):
-            p = topic.partitions[partition_id]
+        for partition_id, p in sorted(topic.partitions.items()):
             lines.append(_partition_line(image, topic, partition_id, p))
             partitions.append(
                 {

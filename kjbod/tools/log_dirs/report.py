@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+import numpy as np
 import orjson
 
 from kjbod.common.callbacks import gc_paused
@@ -211,32 +212,59 @@ def _placements(image: Image, brokers: set[int], topics: set[str] | None) -> dic
     for b in brokers:
         configured[b].extend(d for d in image.cluster.brokers[b].directories if d not in configured[b])
     # broker -> directory id -> its replicas, lists made up front (no key or list per replica).
-    placed = {b: {d: [] for d in dirs} for b, dirs in configured.items()}
+    placed: dict[int, dict[str, list[PartitionEntry]]] = {b: {d: [] for d in dirs} for b, dirs in configured.items()}
     single_dir = {b: dirs[0] for b, dirs in configured.items() if len(dirs) == 1}
+    table = image.topics.table
+    # The replicas on the brokers asked about (and of the topics asked about), from the columns:
+    # only those become objects.
+    values = table.replicas.values
+    wanted = values == next(iter(brokers)) if len(brokers) == 1 else np.isin(values, list(brokers))
+    chosen_rows = None
+    if topics is not None:
+        chosen_topics = [t for t, name in enumerate(table.topic_names) if name in topics]
+        chosen_rows = np.isin(table.part_topic, chosen_topics)
+        wanted &= chosen_rows[table.replica_row]
+    entries = np.flatnonzero(wanted)
+    rows = table.replica_row[entries]
+    names, part_topic, part_id = table.topic_names, table.part_topic, table.part_id
+    sizes = np.maximum(table.size[rows], 0)
+    # A replica with a log record (not a complete copy) reports that log's size and lag.
+    lags = np.zeros(len(rows), np.int64)
+    logs = np.flatnonzero(~table.log_future)
+    if len(logs) and len(rows):
+        log_keys = (table.log_row[logs].astype(np.int64) << 32) | (table.log_broker[logs].astype(np.int64) & 0xFFFFFFFF)
+        replica_keys = (rows.astype(np.int64) << 32) | (values[entries].astype(np.int64) & 0xFFFFFFFF)
+        order = np.argsort(log_keys, kind="stable")
+        position = np.minimum(np.searchsorted(log_keys[order], replica_keys), len(order) - 1)
+        found = log_keys[order][position] == replica_keys
+        first_log = logs[order][position]  # the first log recorded for the replica, as a lookup finds
+        sizes = np.where(found, table.log_size[first_log], sizes)
+        lags = np.where(found, table.log_lag[first_log], lags)
+    dir_ids = table.dir_ids
     new = tuple.__new__  # builds the NamedTuple at C speed
-    for topic in image.topics.by_id.values():
-        if topics is not None and topic.name not in topics:
+    for broker, code, t, pid, size, lag in zip(
+        values[entries].tolist(), table.directories[entries].tolist(), part_topic[rows].tolist(), part_id[rows].tolist(),
+        sizes.tolist(), lags.tolist(),
+    ):
+        by_directory = placed[broker]
+        directory = dir_ids[code]
+        replicas = by_directory.get(directory)
+        if replicas is None:
+            if directory != DirectoryId.MIGRATING or broker not in single_dir:
+                continue  # UNASSIGNED, LOST, or another broker's directory
+            replicas = by_directory[single_dir[broker]]
+        replicas.append(new(PartitionEntry, (names[t], pid, size, lag, False)))
+    # Future replicas (KIP-113) sit in the directory they are being built in.
+    for i in np.flatnonzero(table.log_future).tolist():
+        broker, row = int(table.log_broker[i]), int(table.log_row[i])
+        if broker not in placed or (chosen_rows is not None and not chosen_rows[row]):
             continue
-        name, sizes, logs = topic.name, topic.sizes, topic.replica_logs
-        for partition_id, partition in topic.partitions.items():
-            size = sizes.get(partition_id, 0)
-            for broker, directory in zip(partition.replicas, partition.directories):
-                by_directory = placed.get(broker)
-                if by_directory is None:
-                    continue
-                replicas = by_directory.get(directory)
-                if replicas is None:
-                    if directory != DirectoryId.MIGRATING or broker not in single_dir:
-                        continue  # UNASSIGNED, LOST, or another broker's directory
-                    replicas = by_directory[single_dir[broker]]
-                log = logs.get((partition_id, broker, False)) if logs else None
-                if log is None:
-                    replicas.append(new(PartitionEntry, (name, partition_id, size, 0, False)))
-                else:
-                    replicas.append(new(PartitionEntry, (name, partition_id, log.size_bytes, log.offset_lag, False)))
-        for (partition_id, broker, future), log in logs.items():
-            if future and broker in placed and log.directory_id in placed[broker]:
-                placed[broker][log.directory_id].append(new(PartitionEntry, (name, partition_id, log.size_bytes, log.offset_lag, True)))
+        code = int(table.log_dir[i])
+        directory = dir_ids[code] if code >= 0 else None
+        if directory in placed[broker]:
+            placed[broker][directory].append(
+                new(PartitionEntry, (names[part_topic[row]], int(part_id[row]), int(table.log_size[i]), int(table.log_lag[i]), True))
+            )
     return placed
 
 

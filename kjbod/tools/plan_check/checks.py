@@ -613,11 +613,13 @@ def check_concurrent(ctx: Context) -> Outcome:
 
 def _partitions_on(image: Image, brokers: set[int]):  # noqa: ANN202
     """(topic, partition, registration, its replicas on `brokers`) for partitions with two or more."""
-    for topic in image.topics.by_id.values():
-        for partition_id, p in topic.partitions.items():
-            kept = [b for b in p.replicas if b in brokers]
-            if len(kept) >= 2:
-                yield topic.name, partition_id, p, kept
+    table = image.topics.table
+    on = np.isin(table.replicas.values, list(brokers))
+    rows = np.flatnonzero(np.bincount(table.replica_row[on], minlength=table.partition_count) >= 2)
+    for topic_id, partition_id in table.keys(rows):
+        topic = image.topics.by_id[topic_id]
+        p = topic.partitions[partition_id]
+        yield topic.name, partition_id, p, [b for b in p.replicas if b in brokers]
 
 
 # limits.moves-per-broker --------------------------------------------------------------------------

@@ -21,6 +21,7 @@ import numpy as np
 
 from kjbod.common.java import TopicPartition, tp_key, tp_text
 from kjbod.image import Image
+from kjbod.image.columns import count_values, gather_index
 from kjbod.image.configs import min_insync, min_insync_default
 from kjbod.tools.reassign.json_format import ANY_LOG_DIR, ReassignmentPlan
 
@@ -121,62 +122,59 @@ def scan_cluster(image: Image) -> ClusterFacts:
     dir_index = _Index((d, i) for i, d in enumerate(dir_ids))
     paths = {(b, p): i for i, (b, p) in enumerate(zip(dir_broker, dir_path)) if p is not None}
 
-    # Every replica's directory, with its partition's size; corrections for in-flight work.
-    directories: list[Iterable[str]] = []
-    lengths: list[int] = []
-    sizes: list[int] = []
-    reassigning: list[TopicPartition] = []
-    copying = 0
-    corrections: list[tuple[str, int, int]] = []  # (directory id, bytes, replicas)
-    futures: dict[tuple[str, int], dict[int, int]] = {}
-    moving_brokers: set[int] = set()
-    moving_topics: set[str] = set()
-    for topic in image.topics.by_id.values():
-        partitions = topic.partitions
-        regs = list(partitions.values())
-        size_of = topic.sizes.get
-        directories.append(chain.from_iterable([r.directories for r in regs]))
-        lengths += [len(r.directories) for r in regs]
-        sizes += [size_of(pid, 0) for pid in partitions]
-        copying += sum([len(r.replicas) - len(r.isr) for r in regs])
-        for pid in [pid for pid, r in partitions.items() if r.adding_replicas or r.removing_replicas]:
-            r = partitions[pid]
-            reassigning.append((topic.name, pid))
-            for broker, directory in zip(r.replicas, r.directories):
-                if broker in r.removing_replicas:
-                    corrections.append((directory, -size_of(pid, 0), -1))
-        for (pid, broker, future), log in topic.replica_logs.items():
-            if not future:
-                continue
-            copying += 1
-            moving_brokers.add(broker)
-            moving_topics.add(topic.name)
-            r = partitions[pid]
-            if broker in r.removing_replicas or log.directory_id is None:
-                continue
-            futures.setdefault((topic.topic_id, pid), {})[broker] = dir_index[log.directory_id]
-            corrections += [(r.directory(broker), -size_of(pid, 0), -1), (log.directory_id, size_of(pid, 0), 1)]
-    total = sum(lengths)
-    replica_dirs = np.fromiter(map(dir_index.__getitem__, chain.from_iterable(directories)), np.int64, total)
-    replica_sizes = np.repeat(np.array(sizes, np.int64), np.array(lengths, np.int64))
+    # Every replica's directory and its partition's size, from the image's columns.
+    table = image.topics.table
+    of_code = np.fromiter(map(dir_index.__getitem__, table.dir_ids), np.int64, len(table.dir_ids))
+    replica_dirs = of_code[table.directories] if len(table.directories) else np.zeros(0, np.int64)
+    part_sizes = np.maximum(table.size, 0)
+    replica_sizes = np.repeat(part_sizes, table.replica_count)
     known = replica_dirs >= 0
     count = len(dir_ids)
     # Sums stay far below 2**53, so float weights are exact.
     used = np.rint(np.bincount(replica_dirs[known], weights=replica_sizes[known], minlength=count)).astype(np.int64)
     replicas = np.bincount(replica_dirs[known], minlength=count).astype(np.int64)
-    for directory, size, change in corrections:
-        index = dir_index[directory]
-        if index >= 0:
-            used[index] += size
-            replicas[index] += change
+    # In-flight work completes: replicas being removed leave their directories.
+    reassigning_rows = np.union1d(table.removing.stored_rows(table.partition_count), table.adding.stored_rows(table.partition_count))
+    names, ids = table.topic_names, table.topic_ids
+    reassigning: list[TopicPartition] = [
+        (names[t], pid) for t, pid in zip(table.part_topic[reassigning_rows].tolist(), table.part_id[reassigning_rows].tolist())
+    ]
+    _, remaining = table.remaining_replicas(reassigning_rows)
+    leaving = np.setdiff1d(gather_index(table.replicas.start, reassigning_rows), remaining)
+    leaving = leaving[known[leaving]]
+    used -= np.rint(np.bincount(replica_dirs[leaving], weights=replica_sizes[leaving], minlength=count)).astype(np.int64)
+    replicas -= np.bincount(replica_dirs[leaving], minlength=count)
+    copying = int(len(table.replicas.values) - len(table.isr.values))
+    # Future replicas (KIP-113): their bytes move to the directory they are built in.
+    futures: dict[tuple[str, int], dict[int, int]] = {}
+    moving_brokers: set[int] = set()
+    moving_topics: set[str] = set()
+    removing = table.removing
+    for row, broker, code in zip(
+        table.log_row[table.log_future].tolist(), table.log_broker[table.log_future].tolist(), table.log_dir[table.log_future].tolist()
+    ):
+        copying += 1
+        t, pid = int(table.part_topic[row]), int(table.part_id[row])
+        moving_brokers.add(broker)
+        moving_topics.add(names[t])
+        if broker in removing.get(row) or code < 0:
+            continue
+        target = int(of_code[code])
+        futures.setdefault((ids[t], pid), {})[broker] = target
+        start, end = table.replicas.start[row], table.replicas.start[row + 1]
+        listed = table.replicas.values[start:end].tolist()
+        source = int(replica_dirs[start + listed.index(broker)])  # the replica's directory now
+        size = int(part_sizes[row])
+        for index, change in ((source, -1), (target, 1)):
+            if index >= 0:
+                used[index] += change * size
+                replicas[index] += change
     unplaced: dict[int, int] = {}
     if not known.all():
-        # Rare (replicas without a directory yet): a second pass finds their brokers.
-        for topic in image.topics.by_id.values():
-            for r in topic.partitions.values():
-                for broker, directory in zip(r.replicas, r.directories):
-                    if dir_index[directory] < 0 and broker not in r.removing_replicas:
-                        unplaced[broker] = unplaced.get(broker, 0) + 1
+        # Rare (replicas without a directory yet): counted per broker, unless being removed.
+        _, remaining_all = table.remaining_replicas(np.arange(table.partition_count))
+        without = remaining_all[~known[remaining_all]]
+        unplaced = count_values(table.replicas.values[without])
     reassigning.sort(key=tp_key)
     return ClusterFacts(
         broker_ids=broker_ids,
@@ -285,60 +283,57 @@ class _Codes(dict):
 
 def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts) -> PlanFacts:
     """The plan's partitions against the cluster; unknown topics and partitions are set aside."""
-    get_topic = image.topics.by_name.get
+    table = image.topics.table
+    topic_of = table.name_index.get
     unknown: dict[str, None] = {}
-    missing: list[TopicPartition] = []
-    tps: list[TopicPartition] = []
-    topics = []
-    current: list[tuple[int, ...]] = []
-    current_dirs: list[tuple[str, ...]] = []
-    isrs: list[tuple[int, ...]] = []
-    targets: list[tuple[int, ...]] = []
-    log_dirs: list[tuple[str, ...]] = []
-    sizes: list[int] = []
-    leaders: list[int] = []
     # The last entry of a partition wins (a HashMap in Kafka); its log_dirs line up with its
     # replicas unless a partition appears twice (then Kafka merges the explicit directories).
     last = {entry.tp: entry for entry in plan.entries}
     merged_dirs = len(last) != len(plan.entries)
-    # One pass touching each partition once: at this scale the cost is fetching it from memory.
+    entries = []
+    topic_index: list[int] = []
     for tp, entry in last.items():
-        topic = get_topic(tp[0])
-        if topic is None:
+        t = topic_of(tp[0])
+        if t is None:
             unknown[tp[0]] = None
             continue
-        p = topic.partitions.get(tp[1])
-        if p is None:
-            missing.append(tp)
-            continue
-        tps.append(tp)
-        topics.append(topic)
-        if p.removing_replicas:
-            pairs = [(b, d) for b, d in zip(p.replicas, p.directories) if b not in p.removing_replicas]
-            current.append(tuple(b for b, _ in pairs))
-            current_dirs.append(tuple(d for _, d in pairs))
-        else:
-            current.append(p.replicas)
-            current_dirs.append(p.directories)
-        isrs.append(p.isr)
-        leaders.append(p.leader)
-        sizes.append(topic.sizes.get(tp[1], 0))
-        targets.append(entry.replicas)
-        log_dirs.append(entry.log_dirs)
+        entries.append(entry)
+        topic_index.append(t)
+    # The plan's partitions in the table, found all at once.
+    found = table.rows_of(np.array(topic_index, np.int64), np.fromiter((e.tp[1] for e in entries), np.int64, len(entries)))
+    missing: list[TopicPartition] = [e.tp for e, r in zip(entries, found.tolist()) if r < 0]
+    present = found >= 0
+    table_rows = found[present]
+    entries = [e for e, r in zip(entries, found.tolist()) if r >= 0]
+    tps: list[TopicPartition] = [e.tp for e in entries]
+    targets: list[tuple[int, ...]] = [e.replicas for e in entries]
+    log_dirs: list[tuple[str, ...]] = [e.log_dirs for e in entries]
+    topics = np.array(topic_index, np.int64)[present]
     rows = len(tps)
 
-    c_row, c_broker = _explode(current)
-    c_dir = np.fromiter(map(cluster.dir_index.__getitem__, chain.from_iterable(current_dirs)), np.int64, len(c_row))
+    # The current replicas (once running reassignments complete), their directories and the ISR.
+    c_row, entry = table.remaining_replicas(table_rows)
+    c_broker = table.replicas.values[entry].astype(np.int64)
+    of_code = np.fromiter(map(cluster.dir_index.__getitem__, table.dir_ids), np.int64, len(table.dir_ids))
+    c_dir = of_code[table.directories[entry]] if len(entry) else np.zeros(0, np.int64)
+    rf_current = np.bincount(c_row, minlength=rows)
+    starts = np.zeros(rows + 1, np.int64)
+    np.cumsum(rf_current, out=starts[1:])
+    brokers = c_broker.tolist()
+    offsets = starts.tolist()
+    current: list[tuple[int, ...]] = [tuple(brokers[offsets[r] : offsets[r + 1]]) for r in range(rows)]
     if cluster.futures:
-        starts = np.concatenate([[0], np.cumsum(np.fromiter(map(len, current), np.int64, rows))]).tolist()
-        for row, (topic, tp) in enumerate(zip(topics, tps)):
-            moving = cluster.futures.get((topic.topic_id, tp[1]))
-            if moving:
+        plan_row = {(table.topic_ids[t], tp[1]): r for r, (t, tp) in enumerate(zip(topics.tolist(), tps))}
+        for key, moving in cluster.futures.items():
+            row = plan_row.get(key)
+            if row is not None:
                 for offset, broker in enumerate(current[row]):
                     if broker in moving:
-                        c_dir[starts[row] + offset] = moving[broker]
+                        c_dir[offsets[row] + offset] = moving[broker]
+    isr_entries = gather_index(table.isr.start, table_rows)
+    i_row = np.repeat(np.arange(rows, dtype=np.int64), np.diff(table.isr.start)[table_rows])
+    i_broker = table.isr.values[isr_entries].astype(np.int64)
     t_row, t_broker = _explode(targets)
-    i_row, i_broker = _explode(isrs)
 
     # A (row, broker) pair as one integer, to compare the lists by sorted-array membership.
     def key(row: np.ndarray, broker: np.ndarray) -> np.ndarray:
@@ -384,21 +379,22 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts) -> Pl
     t_dir = np.where(any_dir & ~t_new, t_from, t_dir)
     t_path: list[str | None] = [None if a else path for a, path in zip(any_dir.tolist(), paths_of)]
 
-    min_isr_of = {name: min_insync(image.configs, name, cluster.min_isr_default) for name in {t.name for t in topics}}
+    topic_names = [table.topic_names[t] for t in topics.tolist()]
+    min_isr_of = {name: min_insync(image.configs, name, cluster.min_isr_default) for name in set(topic_names)}
     return PlanFacts(
         unknown_topics=list(unknown),
         missing_partitions=missing,
         tps=tps,
-        topic_ids=[t.topic_id for t in topics],
+        topic_ids=[table.topic_ids[t] for t in topics.tolist()],
         current=current,
         target=targets,
-        size=np.array(sizes, np.int64),
-        leader=np.array(leaders, np.int64),
-        rf_current=np.fromiter(map(len, current), np.int64, rows),
+        size=np.maximum(table.size[table_rows], 0).astype(np.int64),
+        leader=table.leader[table_rows].astype(np.int64),
+        rf_current=rf_current.astype(np.int64),
         rf_target=np.fromiter(map(len, targets), np.int64, rows),
-        isr_size=np.fromiter(map(len, isrs), np.int64, rows),
+        isr_size=np.diff(table.isr.start)[table_rows].astype(np.int64),
         isr_kept=isr_kept,
-        min_isr=np.fromiter((min_isr_of[t.name] for t in topics), np.int64, rows),
+        min_isr=np.fromiter((min_isr_of[name] for name in topic_names), np.int64, rows),
         changes_set=changes_set,
         t_row=t_row,
         t_broker=t_broker,
