@@ -16,13 +16,17 @@ def ignore(_: str) -> None:
 
 
 @contextmanager
-def gc_paused() -> Iterator[None]:
+def gc_paused(*, keep: bool = False) -> Iterator[None]:
     """Loading a state or an export creates millions of small acyclic objects; the cyclic
-    collector would rescan them over and over (it doubles the time) for nothing."""
+    collector would rescan them over and over (it doubles the time) for nothing. With `keep`,
+    what was made is meant to live as long as the command: it is moved out of the collector's
+    sight (gc.freeze) before the collector resumes, which would otherwise scan it all once."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if keep:
+            gc.freeze()
         if enabled:
             gc.enable()

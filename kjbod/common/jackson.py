@@ -12,6 +12,8 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import orjson
+
 from kjbod.common.java import INT32_MAX, INT32_MIN, java_double, kafka_error
 from kjbod.errors import UserError
 
@@ -134,6 +136,18 @@ def read_json_tree(text: str) -> Any:
     except json.JSONDecodeError as exc:
         raise _syntax_error(text, exc) from None
     return value
+
+
+def read_json_fast(text: str) -> Any | None:
+    """The tree of a well-formed document, read several times faster than read_json_tree, or
+    None when orjson refuses it (trailing text, NaN, lone surrogates...). It is the tree
+    read_json_tree gives except for integers beyond 64 bits, which become floats: a caller
+    that finds anything but the types it expects must read the text again with read_json_tree,
+    for Jackson's messages."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
 
 
 def as_object(value: Any) -> dict[str, Any]:

@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kjbod.common.jackson import read_json_fast, read_json_tree
 from kjbod.errors import UserError
 from kjbod.tools.reassign.json_format import (
     ReassignmentPlan,
+    _parse,
     parse_reassignment_json,
 )
 
@@ -59,3 +61,46 @@ def test_any_json_value_is_read_or_refused_with_one_line(value: object) -> None:
         parse_reassignment_json(json.dumps(value))
     except UserError as exc:
         assert exc.message.startswith("Error: ") and "\n" not in exc.message
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values)
+def test_the_fast_reader_gives_the_standard_tree_up_to_64_bit_integers(value: object) -> None:
+    text = json.dumps(value)
+    fast = read_json_fast(text)
+    if "e" not in text.lower() and not any(len(d) >= 19 for d in text.replace("-", " ").split()):
+        assert fast is None or repr(fast) == repr(read_json_tree(text))
+
+
+entry_values = st.fixed_dictionaries(
+    {"topic": st.one_of(st.text(max_size=3), st.integers()), "partition": st.one_of(st.integers(-5, 5), st.integers(), st.text(max_size=2))},
+    optional={
+        "replicas": st.lists(st.one_of(st.integers(-3, 5), st.integers(), st.booleans(), st.text(max_size=1)), max_size=3),
+        "log_dirs": st.lists(st.one_of(st.sampled_from(["any", "/d1"]), st.integers()), max_size=3),
+    },
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(entry_values, max_size=4), st.sampled_from([None, 1, 2, "1", 10**20]))
+def test_a_plan_read_the_fast_way_is_the_plan_kafkas_accessors_read(entries: list, version: object) -> None:
+    document: dict = {"partitions": entries}
+    if version is not None:
+        document["version"] = version
+    text = json.dumps(document)
+    try:
+        expected: object = _parse(text)
+    except UserError as exc:
+        expected = exc.message
+    try:
+        found: object = parse_reassignment_json(text)
+    except UserError as exc:
+        found = exc.message
+    assert found == expected

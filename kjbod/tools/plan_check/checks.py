@@ -83,7 +83,7 @@ class Context:
         repeating replica list, a partition twice), so that Kafka's (slower) rules only run to
         word the message when something is there to find."""
         entries = self.plan.entries
-        if not entries or len({entry.tp for entry in entries}) != len(entries):
+        if not entries or len(self.plan.last) != len(entries):
             return True
         lengths = np.fromiter((len(entry.replicas) for entry in entries), np.int64, len(entries))
         if (lengths == 0).any():
@@ -108,7 +108,8 @@ def _plural(count: int, word: str, plural: str | None = None) -> str:
 
 def _examples(facts: PlanFacts, rows: np.ndarray, describe: Callable[[int], str], limit: int = 10) -> str:
     """The first rows (in partition order) described, and how many more there are."""
-    ordered = sorted(rows.tolist(), key=lambda r: tp_key(facts.tps[r]))
+    rows = np.asarray(rows, np.int64)
+    ordered = rows[np.argsort(facts.rank[rows], kind="stable")].tolist()  # every row, repeats kept
     text = ", ".join(describe(r) for r in ordered[:limit])
     return text + (f" (+{len(ordered) - limit} more)" if len(ordered) > limit else "")
 
@@ -132,7 +133,7 @@ def check_format(ctx: Context) -> Outcome:
         outcome.violations.append(Issue(refused, partitions=tuple(tp_text(tp) for tp in sorted(set(involved), key=tp_key))))
     facts = ctx.facts
     moves_dir = np.bincount(facts.t_row[facts.t_moving], minlength=facts.count) > 0
-    idle = [r for r, (target, current) in enumerate(zip(facts.target, facts.current)) if target == current and not moves_dir[r]]
+    idle = np.flatnonzero(facts.unchanged() & ~moves_dir).tolist()
     if idle:
         outcome.notes.append(
             Issue(

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from functools import cached_property
+from itertools import chain, compress
 
 import numpy as np
 
-from kjbod.common.java import TopicPartition, tp_key, tp_text
+from kjbod.common.java import TopicPartition, java_string_key, tp_key, tp_text
 from kjbod.image import Image
 from kjbod.image.columns import count_values, gather_index
 from kjbod.image.configs import min_insync, min_insync_default
@@ -211,7 +212,7 @@ class PlanFacts:
     # Per partition row.
     tps: list[TopicPartition]
     topic_ids: list[str]
-    current: list[tuple[int, ...]]
+    c_starts: np.ndarray  # the current replicas of row r are c_broker[c_starts[r]:c_starts[r + 1]]
     target: list[tuple[int, ...]]
     size: np.ndarray
     leader: np.ndarray
@@ -241,6 +242,26 @@ class PlanFacts:
     def count(self) -> int:
         return len(self.tps)
 
+    @cached_property
+    def current(self) -> list[tuple[int, ...]]:
+        """The current replicas of each row (those a running reassignment removes are gone)."""
+        brokers, offsets = self.c_broker.tolist(), self.c_starts.tolist()
+        return [tuple(brokers[offsets[r] : offsets[r + 1]]) for r in range(len(self.tps))]
+
+    def unchanged(self) -> np.ndarray:
+        """Rows whose target lists the current replicas, in the same order."""
+        same_length = self.rf_target == self.rf_current
+        t_starts = np.zeros(self.count + 1, np.int64)
+        np.cumsum(self.rf_target, out=t_starts[1:])
+        # Compare position by position the rows whose lists have the same length.
+        rows = np.flatnonzero(same_length)
+        t_index = gather_index(t_starts, rows)
+        c_index = gather_index(self.c_starts, rows)
+        differs = self.t_broker[t_index] != self.c_broker[c_index]
+        bad = np.zeros(self.count, bool)
+        bad[self.t_row[t_index][differs]] = True
+        return same_length & ~bad
+
     @property
     def t_moving(self) -> np.ndarray:
         """Kept replicas that move to another directory of their broker."""
@@ -250,10 +271,39 @@ class PlanFacts:
     def removed(self) -> np.ndarray:
         return ~self.c_kept
 
-    def names(self, rows: Iterable[int]) -> tuple[str, ...]:
-        """ "topic-p" of rows, sorted as Kafka sorts partitions (topic, then number)."""
-        unique = sorted({int(r) for r in rows}, key=lambda r: tp_key(self.tps[r]))
-        return tuple(tp_text(self.tps[r]) for r in unique)
+    @cached_property
+    def kafka_order(self) -> np.ndarray:
+        """The rows in Kafka's partition order (topic, then number)."""
+        topics = sorted({tp[0] for tp in self.tps}, key=java_string_key)
+        topic_rank = {topic: i for i, topic in enumerate(topics)}
+        by_topic = np.fromiter((topic_rank[tp[0]] for tp in self.tps), np.int64, len(self.tps))
+        partition = np.fromiter((tp[1] for tp in self.tps), np.int64, len(self.tps))
+        return np.lexsort((partition, by_topic))
+
+    @cached_property
+    def rank(self) -> np.ndarray:
+        """Each row's place in Kafka's partition order."""
+        rank = np.empty(len(self.tps), np.int64)
+        rank[self.kafka_order] = np.arange(len(self.tps))
+        return rank
+
+    @cached_property
+    def _ordered_names(self) -> list[str]:
+        return [tp_text(self.tps[r]) for r in self.kafka_order.tolist()]
+
+    def _chosen(self, rows: Iterable[int] | np.ndarray) -> np.ndarray:
+        """For each row in Kafka's order: whether it is among `rows`."""
+        mask = np.zeros(len(self.tps), bool)
+        mask[np.fromiter(rows, np.int64) if not isinstance(rows, np.ndarray) else rows.astype(np.int64)] = True
+        return mask[self.kafka_order]
+
+    def in_order(self, rows: Iterable[int] | np.ndarray) -> list[int]:
+        """Rows, each once, in Kafka's partition order."""
+        return self.kafka_order[self._chosen(rows)].tolist()
+
+    def names(self, rows: Iterable[int] | np.ndarray) -> tuple[str, ...]:
+        """ "topic-p" of rows, each once, sorted as Kafka sorts partitions (topic, then number)."""
+        return tuple(compress(self._ordered_names, self._chosen(rows).tolist()))
 
 
 def _explode(rows: Sequence[tuple[int, ...]]) -> tuple[np.ndarray, np.ndarray]:
@@ -268,7 +318,7 @@ def _member(keys: np.ndarray, of: np.ndarray) -> np.ndarray:
     these wide keys)."""
     if not len(of):
         return np.zeros(len(keys), bool)
-    ordered = np.sort(of)
+    ordered = np.sort(of, kind="stable")  # keys come nearly sorted (by row): timsort is near linear
     position = np.minimum(np.searchsorted(ordered, keys), len(ordered) - 1)
     return ordered[position] == keys
 
@@ -288,7 +338,7 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts) -> Pl
     unknown: dict[str, None] = {}
     # The last entry of a partition wins (a HashMap in Kafka); its log_dirs line up with its
     # replicas unless a partition appears twice (then Kafka merges the explicit directories).
-    last = {entry.tp: entry for entry in plan.entries}
+    last = plan.last
     merged_dirs = len(last) != len(plan.entries)
     entries = []
     topic_index: list[int] = []
@@ -319,17 +369,21 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts) -> Pl
     rf_current = np.bincount(c_row, minlength=rows)
     starts = np.zeros(rows + 1, np.int64)
     np.cumsum(rf_current, out=starts[1:])
-    brokers = c_broker.tolist()
-    offsets = starts.tolist()
-    current: list[tuple[int, ...]] = [tuple(brokers[offsets[r] : offsets[r + 1]]) for r in range(rows)]
     if cluster.futures:
-        plan_row = {(table.topic_ids[t], tp[1]): r for r, (t, tp) in enumerate(zip(topics.tolist(), tps))}
-        for key, moving in cluster.futures.items():
-            row = plan_row.get(key)
-            if row is not None:
-                for offset, broker in enumerate(current[row]):
-                    if broker in moving:
-                        c_dir[offsets[row] + offset] = moving[broker]
+        # Replicas moving between directories count in the directory they move to.
+        by_table_row = np.argsort(table_rows, kind="stable")
+        in_order = table_rows[by_table_row]
+        moves = list(cluster.futures.items())
+        found = np.array([table.row_of(table.topic_index[topic_id], partition_id) for (topic_id, partition_id), _ in moves], np.int64)
+        position = np.minimum(np.searchsorted(in_order, found), max(rows - 1, 0))
+        in_plan = (in_order[position] == found) if rows else np.zeros(len(found), bool)
+        first, last = starts.tolist(), c_broker.tolist()
+        for index in np.flatnonzero(in_plan).tolist():
+            moving = moves[index][1]
+            row = int(by_table_row[position[index]])
+            for offset in range(first[row], first[row + 1]):
+                if last[offset] in moving:
+                    c_dir[offset] = moving[last[offset]]
     isr_entries = gather_index(table.isr.start, table_rows)
     i_row = np.repeat(np.arange(rows, dtype=np.int64), np.diff(table.isr.start)[table_rows])
     i_broker = table.isr.values[isr_entries].astype(np.int64)
@@ -386,7 +440,7 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts) -> Pl
         missing_partitions=missing,
         tps=tps,
         topic_ids=[table.topic_ids[t] for t in topics.tolist()],
-        current=current,
+        c_starts=starts,
         target=targets,
         size=np.maximum(table.size[table_rows], 0).astype(np.int64),
         leader=table.leader[table_rows].astype(np.int64),

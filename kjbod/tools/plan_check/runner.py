@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kjbod.common.callbacks import gc_paused
 from kjbod.controller.clock_control import format_duration
 from kjbod.errors import UserError
 from kjbod.image import Image
@@ -53,12 +54,15 @@ def check_plan(
     """Check a reassignment file's text against the cluster and the policy. `throttle` and
     `log_dir_throttle` are the values execute will get (None: the policy's)."""
     inter, local = effective_throttles(policy, throttle, log_dir_throttle)
-    try:
-        plan = parse_reassignment_json(plan_text)
-    except UserError as exc:
-        return _unreadable(plan_file, policy, exc.message.removeprefix("Error: "))
-    cluster = scan_cluster(image)
-    facts = scan_plan(image, plan, cluster)
+    # A plan of hundreds of thousands of partitions is millions of small acyclic objects, which
+    # live until the report is written: the cyclic collector would rescan them over and over.
+    with gc_paused(keep=True):
+        try:
+            plan = parse_reassignment_json(plan_text)
+        except UserError as exc:
+            return _unreadable(plan_file, policy, exc.message.removeprefix("Error: "))
+        cluster = scan_cluster(image)
+        facts = scan_plan(image, plan, cluster)
     ctx = Context(image, plan, cluster, facts, policy, inter, local)
     results: list[CheckResult] = []
     estimate: Estimate | None = None

@@ -13,11 +13,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from itertools import chain
+from operator import itemgetter
+from typing import Any, NamedTuple
 
-from kjbod.common.jackson import as_array, as_object, decode_int, decode_list, decode_string, read_json_tree
+from kjbod.common.jackson import as_array, as_object, decode_int, decode_list, decode_string, read_json_fast, read_json_tree
 from kjbod.common.jackson import field as json_field
 from kjbod.common.java import (
+    INT32_MAX,
+    INT32_MIN,
     Replica,
     TopicPartition,
     csv,
@@ -44,16 +49,16 @@ def _version(obj: dict[str, Any]) -> int:
     return version
 
 
-@dataclass(frozen=True)
-class PlanEntry:
+class PlanEntry(NamedTuple):
+    """One partition of a reassignment file (a NamedTuple: plans hold hundreds of thousands)."""
+
     topic: str
     partition: int
     replicas: tuple[int, ...]
     log_dirs: tuple[str, ...]
 
-    @property
-    def tp(self) -> TopicPartition:
-        return (self.topic, self.partition)
+    # (topic, partition), read by a C function: hundreds of thousands are asked for at a time.
+    tp = property(itemgetter(0, 1), doc="(topic, partition)")
 
 
 @dataclass(frozen=True)
@@ -64,13 +69,62 @@ class ReassignmentPlan:
     entries: tuple[PlanEntry, ...]
     replica_dirs: Mapping[Replica, str] = field(default_factory=dict)
 
+    @cached_property
+    def last(self) -> dict[TopicPartition, PlanEntry]:
+        """Partition -> its entry, the last entry for a partition winning (a HashMap)."""
+        return {entry.tp: entry for entry in self.entries}
+
     def targets(self) -> dict[TopicPartition, tuple[int, ...]]:
         """Partition -> target replicas, the last entry for a partition winning (a HashMap)."""
-        return {entry.tp: entry.replicas for entry in self.entries}
+        return {tp: entry.replicas for tp, entry in self.last.items()}
 
 
 def parse_reassignment_json(text: str) -> ReassignmentPlan:
     """A reassignment file (§1.4), with Kafka's message for each malformed case."""
+    plan = _parse_well_formed(read_json_fast(text))
+    return plan if plan is not None else _parse(text)
+
+
+def _parse_well_formed(tree: Any) -> ReassignmentPlan | None:
+    """The plan of a file whose every field has the type Kafka's accessors expect (nearly every
+    file, checked field by field over all partitions at once); None for anything else, which
+    _parse reads with their messages."""
+    if type(tree) is not dict or type(tree.get("version", 1)) is not int:
+        return None
+    _version(tree)
+    items = tree.get("partitions", [])
+    if type(items) is not list or (items and set(map(type, items)) != {dict}):
+        return None
+    topics = [item.get("topic") for item in items]
+    partitions = [item.get("partition") for item in items]
+    replicas = [item.get("replicas") for item in items]
+    log_dirs = [item.get("log_dirs", _ABSENT) for item in items]
+    if items and (set(map(type, topics)) != {str} or set(map(type, partitions)) != {int} or set(map(type, replicas)) != {list}):
+        return None
+    if items and (min(partitions) < INT32_MIN or max(partitions) > INT32_MAX):
+        return None
+    brokers = list(chain.from_iterable(replicas))
+    if brokers and (set(map(type, brokers)) != {int} or min(brokers) < INT32_MIN or max(brokers) > INT32_MAX):
+        return None
+    log_dirs = [[ANY_LOG_DIR] * len(r) if d is _ABSENT else d for r, d in zip(replicas, log_dirs)]
+    if items and set(map(type, log_dirs)) != {list}:
+        return None
+    if list(map(len, log_dirs)) != list(map(len, replicas)):
+        return None
+    directories = list(chain.from_iterable(log_dirs))
+    if directories and set(map(type, directories)) != {str}:
+        return None
+    entries = tuple(map(PlanEntry, topics, partitions, map(tuple, replicas), map(tuple, log_dirs)))
+    replica_dirs: dict[Replica, str] = {}
+    for entry in entries:
+        if entry.log_dirs.count(ANY_LOG_DIR) != len(entry.log_dirs):
+            for replica, log_dir in zip(entry.replicas, entry.log_dirs):
+                if log_dir != ANY_LOG_DIR:
+                    replica_dirs[(entry.topic, entry.partition, replica)] = log_dir
+    return ReassignmentPlan(entries, replica_dirs)
+
+
+def _parse(text: str) -> ReassignmentPlan:
     obj = as_object(read_json_tree(text))
     _version(obj)
     entries: list[PlanEntry] = []
@@ -92,6 +146,9 @@ def parse_reassignment_json(text: str) -> ReassignmentPlan:
                 if log_dir != ANY_LOG_DIR:
                     replica_dirs[(topic, partition, replica)] = log_dir
     return ReassignmentPlan(tuple(entries), replica_dirs)
+
+
+_ABSENT: Any = object()
 
 
 def validate_execute_plan(plan: ReassignmentPlan) -> None:
