@@ -14,12 +14,13 @@ from typing import Any
 import numpy as np
 
 from kjbod.image.columns import UNKNOWN_SIZE, PartitionTable
-from kjbod.image.maps import EMPTY_MAP, FrozenDict, SharedMap
+from kjbod.image.maps import EMPTY_MAP, SharedMap
 from kjbod.image.partitions import (
     RESERVED_DIRECTORIES,
     Members,
     PartitionKey,
     PartitionRegistration,
+    ReplicaLog,
     TopicImage,
     members_of,
 )
@@ -152,6 +153,40 @@ class ColumnarSizes(SharedMap):
         return dict(zip(self._table.part_id[self._lo : self._hi][known].tolist(), sizes[known].tolist())).items()
 
 
+class ColumnarLogs(SharedMap):
+    """A topic's replica logs ((partition id, broker, future) -> ReplicaLog), read on first use."""
+
+    __slots__ = ("_table", "_topic", "_logs")
+
+    def __init__(self, table: PartitionTable, topic: int) -> None:
+        self._table = table
+        self._topic = topic
+        self._logs: dict[tuple[int, int, bool], ReplicaLog] | None = None
+
+    def _all(self) -> dict[tuple[int, int, bool], ReplicaLog]:
+        if self._logs is None:
+            self._logs = self._table.replica_logs(self._topic)
+        return self._logs
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self._all().get(key, default)
+
+    def __getitem__(self, key: tuple[int, int, bool]) -> ReplicaLog:
+        return self._all()[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._all()
+
+    def __iter__(self) -> Iterator[tuple[int, int, bool]]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return self._table.topic_logs[self._topic + 1] - self._table.topic_logs[self._topic]
+
+    def items(self):  # noqa: ANN201
+        return self._all().items()
+
+
 class ColumnarTopics(SharedMap):
     """Topic id -> TopicImage, each made on first use (and kept, so it stays the same object)."""
 
@@ -166,10 +201,9 @@ class ColumnarTopics(SharedMap):
         if made is None:
             table = self.table
             lo, hi = table.rows(t)
-            logs = table.replica_logs(t)
+            logs = ColumnarLogs(table, t) if table.topic_logs[t] != table.topic_logs[t + 1] else EMPTY_MAP
             made = self._made[t] = TopicImage(
-                table.topic_names[t], table.topic_ids[t], ColumnarPartitions(table, lo, hi), ColumnarSizes(table, lo, hi),
-                FrozenDict(logs) if logs else EMPTY_MAP,
+                table.topic_names[t], table.topic_ids[t], ColumnarPartitions(table, lo, hi), ColumnarSizes(table, lo, hi), logs
             )
         return made
 

@@ -310,6 +310,11 @@ class PartitionTable:
         """The replica logs of rows lo:hi, as a range of log indexes."""
         return int(np.searchsorted(self.log_row, lo)), int(np.searchsorted(self.log_row, hi))
 
+    @cached_property
+    def topic_logs(self) -> list[int]:
+        """The replica logs of topic t are log indexes topic_logs[t]:topic_logs[t + 1]."""
+        return np.searchsorted(self.log_row, self.topic_start).tolist()
+
     # Objects ----------------------------------------------------------------------------------
 
     def registration(self, row: int) -> PartitionRegistration:
@@ -353,7 +358,7 @@ class PartitionTable:
 
     def replica_logs(self, t: int) -> dict[tuple[int, int, bool], ReplicaLog]:
         """A topic's replica logs, keyed (partition id, broker, future) in that order."""
-        lo, hi = self.log_rows(*self.rows(t))
+        lo, hi = self.topic_logs[t], self.topic_logs[t + 1]
         if hi == lo:
             return {}
         dir_ids = self.dir_ids
@@ -527,12 +532,82 @@ class PartitionTable:
             builder.add_topic(topic.topic_id, topic.name)
             builder.add_partitions(topic, sorted(topic.partitions))
         extra = builder.build(topic_count=len(builder.topic_ids), rows_by_topic=False)
-        kept_rows = np.flatnonzero(~drop)
-        base = self.take(kept_rows, topic_of_row=renumber[self.part_topic[kept_rows]], topics=(builder.topic_ids, builder.topic_names))
-        merged = base.append(extra, dir_ids=builder.dir_ids)
-        # Rows in (topic, partition id) order; both parts are in that order already.
-        order = np.argsort(merged._keys, kind="stable")
-        return merged if np.all(order == np.arange(len(order))) else merged.take(order)
+        keep = ~drop
+        return self._merge(keep, renumber[self.part_topic[keep]], extra, builder.topic_ids, builder.topic_names, builder.dir_ids)
+
+    def _merge(
+        self, keep: np.ndarray, kept_topic: np.ndarray, extra: PartitionTable, topic_ids: list[str], topic_names: list[str], dir_ids: list[str]
+    ) -> PartitionTable:
+        """The rows this table keeps (`keep`, a mask; their topics renumbered `kept_topic`) and
+        every row of `extra`, in (topic, partition id) order: each array is filtered and has the
+        few new rows inserted, in one pass each."""
+        kept = np.flatnonzero(keep)
+        extra_keys = pair(extra.part_topic, extra.part_id)
+        extra_order = np.argsort(extra_keys, kind="stable")
+        sorted_extra = extra_keys[extra_order]
+        kept_keys = pair(kept_topic, self.part_id[kept])
+        # Before which kept row each new row goes (keys never coincide: changed rows were dropped).
+        insert_at = np.searchsorted(kept_keys, sorted_extra)
+
+        def rows_of(own: np.ndarray, other: np.ndarray) -> np.ndarray:
+            return np.insert(own[keep], insert_at, other[extra_order])
+
+        topics = len(topic_ids)
+        topic_start = np.zeros(topics + 1, _START)
+        np.cumsum(np.bincount(kept_topic, minlength=topics) + np.bincount(extra.part_topic, minlength=topics), out=topic_start[1:])
+
+        def dense(own: Ragged, other: Ragged, aligned: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[Ragged, np.ndarray | None]:
+            own_lengths = np.diff(own.start)
+            keep_values = np.repeat(keep, own_lengths)
+            kept_start = np.zeros(len(kept) + 1, np.int64)
+            np.cumsum(own_lengths[keep], out=kept_start[1:])
+            other_start, other_values = _gather(other.start, other.values, extra_order)
+            other_lengths = np.diff(other_start)
+            value_at = np.repeat(kept_start[insert_at], other_lengths)
+            lengths = np.insert(own_lengths[keep], insert_at, other_lengths)
+            start = np.zeros(len(lengths) + 1, _START)
+            np.cumsum(lengths, out=start[1:])
+            values = np.insert(own.values[keep_values], value_at, other_values)
+            also = None
+            if aligned is not None:  # the directories, one per replica
+                other_aligned = aligned[1][gather_index(other.start, extra_order)]
+                also = np.insert(aligned[0][keep_values], value_at, other_aligned)
+            return Ragged(start, values), also
+
+        # Where each row lands, for the row-linked columns (the rare lists, the replica logs).
+        new_row = np.full(self.partition_count, -1, np.int64)
+        new_row[kept] = np.arange(len(kept), dtype=np.int64) + np.searchsorted(sorted_extra, kept_keys)
+        extra_out = np.empty(len(extra_order), np.int64)
+        extra_out[extra_order] = insert_at + np.arange(len(extra_order), dtype=np.int64)
+
+        def sparse(own: Ragged, other: Ragged) -> Ragged:
+            assert own.rows is not None and other.rows is not None
+            mapped = new_row[own.rows]
+            stays = np.flatnonzero(mapped >= 0)
+            rows = np.concatenate([mapped[stays], extra_out[other.rows]])
+            joined = Ragged(*_gather(own.start, own.values, stays)).append(Ragged(other.start, other.values), len(stays))
+            order = np.argsort(rows, kind="stable")
+            return Ragged(*_gather(joined.start, joined.values, order), rows[order].astype(_INT))
+
+        replicas, directories = dense(self.replicas, extra.replicas, (self.directories, extra.directories))
+        isr, _ = dense(self.isr, extra.isr)
+        log_rows = new_row[self.log_row] if len(self.log_row) else np.zeros(0, np.int64)
+        log_kept = np.flatnonzero(log_rows >= 0)
+        all_log_rows = np.concatenate([log_rows[log_kept], extra_out[extra.log_row]])
+        log_order = np.argsort(all_log_rows, kind="stable")  # within a row, logs keep their (broker, future) order
+        return PartitionTable(
+            topic_ids=topic_ids,
+            topic_names=topic_names,
+            topic_start=topic_start,
+            **{name: rows_of(getattr(self, name), getattr(extra, name)) for name in _PARTITION_COLUMNS},
+            replicas=replicas,
+            directories=directories,  # type: ignore[arg-type]
+            isr=isr,
+            **{name: sparse(getattr(self, name), getattr(extra, name)) for name in ("removing", "adding", "elr", "last_known_elr")},
+            dir_ids=dir_ids,
+            log_row=all_log_rows[log_order].astype(_INT),
+            **{name: np.concatenate([getattr(self, name)[log_kept], getattr(extra, name)])[log_order] for name in _LOG_COLUMNS[1:]},
+        )
 
     def take(
         self,
@@ -569,27 +644,6 @@ class PartitionTable:
             log_row=log_rows[log_order].astype(_INT),
             **{name: getattr(self, name)[log_order] for name in _LOG_COLUMNS[1:]},
         )
-
-    def append(self, other: PartitionTable, *, dir_ids: list[str]) -> PartitionTable:
-        """These rows, then `other`'s (same topics list; `dir_ids` extends this table's codes)."""
-        rows = self.partition_count
-        counts = np.diff(self.topic_start) + np.diff(other.topic_start)
-        topic_start = np.zeros(len(counts) + 1, _START)
-        np.cumsum(counts, out=topic_start[1:])
-        table = PartitionTable(
-            topic_ids=self.topic_ids,
-            topic_names=self.topic_names,
-            topic_start=topic_start,
-            **{name: np.concatenate([getattr(self, name), getattr(other, name)]) for name in _PARTITION_COLUMNS},
-            **{name: getattr(self, name).append(getattr(other, name), rows) for name in _RAGGED_COLUMNS},
-            directories=np.concatenate([self.directories, other.directories]),
-            dir_ids=dir_ids,
-            log_row=np.concatenate([self.log_row, other.log_row + rows]).astype(_INT),
-            **{name: np.concatenate([getattr(self, name), getattr(other, name)]) for name in _LOG_COLUMNS[1:]},
-        )
-        # part_topic of the concatenation (rows are not grouped by topic until sorted).
-        table.__dict__["part_topic"] = np.concatenate([self.part_topic, other.part_topic]).astype(_INT)
-        return table
 
 
 def pair(rows: np.ndarray, values: np.ndarray) -> np.ndarray:

@@ -27,7 +27,7 @@ from kjbod.records.codec import RecordDecodeError, entry_count
 # A write that leaves this many records or more after the newest columnar snapshot writes a new
 # one, so that no state opens slowly because nobody ran `metadata snapshot`. Replaying this many
 # records on top of a snapshot costs a read command about a tenth of a second (bench/bench_open.py).
-AUTO_SNAPSHOT_RECORDS = 20_000
+AUTO_SNAPSHOT_RECORDS = 10_000
 # Snapshots kept: the newest, and one before it in case the newest is found damaged.
 KEEP_SNAPSHOTS = 2
 
