@@ -94,9 +94,6 @@ class Ragged:
             return self.rows
         return np.flatnonzero(np.diff(self.start) > 0)
 
-    def lists(self, rows: Iterable[int]) -> list[tuple[int, ...]]:
-        return [self.get(int(row)) for row in rows]
-
     def take(self, order: np.ndarray) -> Ragged:
         """The lists of rows `order`, as rows 0, 1, ..."""
         if self.rows is None:
@@ -305,10 +302,6 @@ class PartitionTable:
         rows = np.asarray(rows, np.int64)
         ids = self.topic_ids
         return [(ids[t], p) for t, p in zip(self.part_topic[rows].tolist(), self.part_id[rows].tolist())]
-
-    def log_rows(self, lo: int, hi: int) -> tuple[int, int]:
-        """The replica logs of rows lo:hi, as a range of log indexes."""
-        return int(np.searchsorted(self.log_row, lo)), int(np.searchsorted(self.log_row, hi))
 
     @cached_property
     def topic_logs(self) -> list[int]:
@@ -799,5 +792,3 @@ class _Builder:
         table.__dict__["part_topic"] = part_topic
         return table
 
-
-EMPTY_TABLE = _Builder([]).build()

@@ -21,7 +21,7 @@ from kjbod.common.versions import MetadataVersion
 from kjbod.errors import ReplayError
 from kjbod.image.columnar import ColumnarRoot, RootedIndex
 from kjbod.image.columns import PartitionTable
-from kjbod.image.maps import EMPTY_MAP, FrozenDict, LayeredMap, MapChanges, SharedMap, frozen, frozen_changes
+from kjbod.image.maps import EMPTY_MAP, FrozenDict, MapChanges, frozen, frozen_changes
 from kjbod.image.partitions import (
     EMPTY,
     Members,
