@@ -67,11 +67,13 @@ class Run:
     stderr: str
 
 
-def run(side: Side, argv: list[str], *, check: bool = True, cwd: Path | None = None) -> Run:
-    """One process, timed, with its peak resident memory."""
+def run(side: Side, argv: list[str], *, check: bool = True) -> Run:
+    """One process, timed, with its peak resident memory. It runs in a directory holding no
+    checkout: `python -m` and `-c` put the working directory first on sys.path, before
+    PYTHONPATH, so a checkout there would be the kjbod that runs, whatever the side."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
-        process = subprocess.Popen([sys.executable, *argv], stdout=out, stderr=err, env=side.env(), cwd=cwd or ROOT)
+        process = subprocess.Popen([sys.executable, *argv], stdout=out, stderr=err, env=side.env(), cwd=tempfile.gettempdir())
         _, status, usage = os.wait4(process.pid, 0)
         elapsed = time.perf_counter() - started
         process.returncode = os.waitstatus_to_exitcode(status)
@@ -176,7 +178,7 @@ def in_child(function: str, *args: object, env: dict[str, str] | None = None) ->
     memory of a forked child counts its parent's pages)."""
     code = f"import json, sys; sys.path.insert(0, {str(HERE)!r}); import bench_open; print(json.dumps(bench_open.{function}(*json.loads(sys.argv[1]))))"
     result = subprocess.run([sys.executable, "-c", code, json.dumps([str(a) if isinstance(a, Path) else a for a in args])],
-                            capture_output=True, text=True, check=True, env=env)
+                            capture_output=True, text=True, check=True, env=env, cwd=tempfile.gettempdir())
     return json.loads(result.stdout)
 
 
@@ -374,6 +376,10 @@ def main() -> int:
     args = parser.parse_args()
     steps = set(args.steps.split(","))
     sides = ([Side("before", args.baseline.resolve())] if args.baseline else []) + [Side("after", ROOT)]
+    for side in sides:  # each side runs its own code
+        where = run(side, ["-c", "import kjbod; print(kjbod.__file__)"]).stdout.strip()
+        if not where.startswith(str(side.code)):
+            raise SystemExit(f"{side.name}: kjbod is imported from {where}, not from {side.code}")
     work = args.work / f"c{args.partitions}"
     work.mkdir(parents=True, exist_ok=True)
     print(f"kjbod bench_open: {args.partitions:,} partitions; before = {args.baseline}, after = {ROOT}; "

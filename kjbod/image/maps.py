@@ -102,9 +102,21 @@ class LayeredMap(_Overlay, Mapping):
         return self._flat
 
     def __iter__(self) -> Iterator:
+        if self._flat is None and isinstance(self._base, SharedMap):
+            return self._keys()
         return iter(self.flat())
 
+    def _keys(self) -> Iterator:
+        """The keys in the flat dict's order, without reading a SharedMap base's values (which
+        would make an object for each): the base's keys but the deleted ones, then the keys
+        added after it."""
+        base, top, gone = self._base, self._top, self._gone
+        yield from (key for key in base if key not in gone) if gone else base
+        yield from (key for key in top if key in gone or key not in base)
+
     def keys(self) -> KeysView:
+        if self._flat is None and isinstance(self._base, SharedMap):
+            return KeysView(self)
         return self.flat().keys()
 
     def items(self) -> ItemsView:

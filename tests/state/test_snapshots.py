@@ -183,9 +183,11 @@ def test_a_snapshot_of_records_from_an_earlier_version_loads_and_the_next_write_
     assert report.record_snapshots == [old.name] and report.problems == []
     assert report.records_since_snapshot == report.next_offset  # a snapshot of records does not count
     monkeypatch.setattr(snapshots, "AUTO_SNAPSHOT_RECORDS", 10)
-    run_operation(tmp_path, lambda c: c.replication.set_partition_sizes("clicks", None, 7))
+    notices: list[str] = []
+    run_operation(tmp_path, lambda c: c.replication.set_partition_sizes("clicks", None, 7), notify=notices.append)
     newest = list_snapshots(tmp_path)[0][1]
     assert read_header(newest)["layout"] == "columns"
+    assert notices == [f"Wrote {newest.name} as columns in place of {old.name} (records, from an earlier kjbod): the state opens fast from now on."]
     assert read_image(tmp_path).topics.root is not None
 
 
