@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -22,14 +24,16 @@ def write_all(fd: int, data: bytes | memoryview) -> None:
         view = view[written:]
 
 
-def atomic_write(path: Path, data: bytes, *, temp_suffix: str = ".tmp") -> None:
-    """Write `data` to a temporary file beside `path`, fsync it, rename it over `path`, fsync
-    the directory. On any error the temporary file is removed and `path` is left as it was."""
+@contextmanager
+def atomic_file(path: Path, *, temp_suffix: str = ".tmp") -> Iterator[int]:
+    """A file descriptor to write `path`'s new content to: a temporary file beside it, which is
+    fsynced, renamed over `path` and the directory fsynced when the block ends. On any error the
+    temporary file is removed and `path` is left as it was."""
     temp = path.with_name(path.name + temp_suffix)
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         try:
-            write_all(fd, data)
+            yield fd
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -38,3 +42,9 @@ def atomic_write(path: Path, data: bytes, *, temp_suffix: str = ".tmp") -> None:
         temp.unlink(missing_ok=True)
         raise
     fsync_directory(path.parent)
+
+
+def atomic_write(path: Path, data: bytes, *, temp_suffix: str = ".tmp") -> None:
+    """Write `data` to `path` durably, whole or not at all (see atomic_file)."""
+    with atomic_file(path, temp_suffix=temp_suffix) as fd:
+        write_all(fd, data)

@@ -42,14 +42,7 @@ class ColumnarPartitions(SharedMap):
         self._complete = False
 
     def _row(self, partition_id: Any) -> int:
-        if not isinstance(partition_id, int) or self._hi == self._lo:
-            return -1
-        ids = self._table.part_id
-        guess = self._lo + partition_id
-        if self._lo <= guess < self._hi and ids[guess] == partition_id:
-            return guess
-        i = self._lo + int(np.searchsorted(ids[self._lo : self._hi], partition_id))
-        return i if i < self._hi and ids[i] == partition_id else -1
+        return self._table.row_in(self._lo, self._hi, partition_id)
 
     def get(self, partition_id: Any, default: Any = None) -> Any:
         made = self._made.get(partition_id)
@@ -113,14 +106,7 @@ class ColumnarSizes(SharedMap):
         self._len: int | None = None
 
     def _row(self, partition_id: Any) -> int:
-        if not isinstance(partition_id, int):
-            return -1
-        ids = self._table.part_id
-        guess = self._lo + partition_id
-        if self._lo <= guess < self._hi and ids[guess] == partition_id:
-            return guess
-        i = self._lo + int(np.searchsorted(ids[self._lo : self._hi], partition_id))
-        return i if i < self._hi and ids[i] == partition_id else -1
+        return self._table.row_in(self._lo, self._hi, partition_id)
 
     def get(self, partition_id: Any, default: Any = None) -> Any:
         row = self._row(partition_id)

@@ -280,15 +280,18 @@ class PartitionTable:
 
     def row_of(self, t: int, partition_id: int) -> int:
         """The row of a topic's partition, -1 if it has none with that id."""
-        lo, hi = self.rows(t)
-        if hi == lo:
+        return self.row_in(*self.rows(t), partition_id)
+
+    def row_in(self, lo: int, hi: int, partition_id: object) -> int:
+        """The row of a partition id among rows lo:hi (one topic's), -1 if none."""
+        if not isinstance(partition_id, int) or hi == lo:
             return -1
-        # Partition ids are usually 0..n-1, so the row is found without a search.
-        guess = lo + partition_id
-        if lo <= guess < hi and self.part_id[guess] == partition_id:
+        ids = self.part_id
+        guess = lo + partition_id  # ids are usually 0..n-1: no search
+        if lo <= guess < hi and ids[guess] == partition_id:
             return guess
-        i = lo + int(np.searchsorted(self.part_id[lo:hi], partition_id))
-        return i if i < hi and self.part_id[i] == partition_id else -1
+        i = lo + int(np.searchsorted(ids[lo:hi], partition_id))
+        return i if i < hi and ids[i] == partition_id else -1
 
     def rows_of(self, topics: np.ndarray, partition_ids: np.ndarray) -> np.ndarray:
         """Rows of (topic index, partition id) pairs, -1 where there is no such partition."""

@@ -86,31 +86,27 @@ class Image:
 
         Features come first so that metadata.version decides every later record's version.
         """
+        return self._write(topics=True)
+
+    def write_without_topics(self) -> Iterator[Record | RecordRun]:
+        """The records of `write` but the topics': what a columnar snapshot keeps as records
+        beside the topics' columns (`topics.table`)."""
+        return self._write(topics=False)
+
+    def _write(self, *, topics: bool) -> Iterator[Record | RecordRun]:
         yield from self.features.write()
         if self.identity is not None:
             yield self.identity.record()
         mv = self.features.metadata_version
         if mv is not None:
             yield from self.cluster.write(mv)
-            yield from self.topics.write(mv)
+            if topics:
+                yield from self.topics.write(mv)
         yield from self.configs.write()
         if self.time_ms:
             yield KjbodClockRecord(time_ms=self.time_ms)
         # After the clock: the quorum's own record restores the offsets it keeps.
         yield from self.quorum.write()
-
-    def write_without_topics(self) -> Iterator[Record]:
-        """The records of `write` but the topics': what a columnar snapshot keeps as records
-        beside the topics' columns (`topics.table`)."""
-        yield from self.features.write()
-        if self.identity is not None:
-            yield self.identity.record()
-        mv = self.features.metadata_version
-        if mv is not None:
-            yield from self.cluster.write(mv)
-        yield from self.configs.write()
-        if self.time_ms:
-            yield KjbodClockRecord(time_ms=self.time_ms)
 
 
 EMPTY_IMAGE = Image(-1, EMPTY_FEATURES, EMPTY_CLUSTER, TopicsImage({}), EMPTY_CONFIGS)

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from kjbod.common.durable import fsync_directory, write_all
+from kjbod.common.durable import atomic_file, write_all
 from kjbod.errors import CorruptStateError
 from kjbod.log.framing import ATTR_CONTROL, HEADER_SIZE, ScanStop, encode_batch, encode_batch_header, read_batch
 from kjbod.log.snapshot import snapshot_name
@@ -80,44 +80,31 @@ def write_columnar_snapshot(
     """Write the snapshot beside its place, fsync it, rename it into place, fsync the directory:
     it exists whole or not at all."""
     path = directory / snapshot_name(end_offset)
-    temp = path.with_name(path.name + ".tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        try:
-            header = {
-                "endOffset": end_offset,
-                "timestampMs": timestamp_ms,
-                "layout": LAYOUT,
-                "layoutVersion": LAYOUT_VERSION,
-                "logPosition": list(log_position) if log_position is not None else None,
-            }
-            position = _write(fd, encode_batch(0, 0, json.dumps(header).encode(), timestamp_ms, ATTR_CONTROL), 0)
-            payload, records = encode_entries(list(entries))
-            position = _write(fd, encode_batch(0, records, payload, timestamp_ms), position)
-            columns = []
-            for name, array in arrays.items():
-                data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
-                aligned = data.nbytes >= ALIGN_FROM_BYTES  # small arrays are read in a moment, aligned or not
-                padding = b"\0" * ((-(position + HEADER_SIZE)) % ALIGNMENT) if aligned else b""
-                raw = memoryview(data).cast("B") if data.nbytes else b""
-                columns.append(
-                    {"name": name, "dtype": data.dtype.str, "length": len(data), "offset": position + HEADER_SIZE + len(padding)}
-                )
-                header_bytes = encode_batch_header(records, 0, [padding, raw], timestamp_ms, ATTR_CONTROL)
-                write_all(fd, header_bytes)
-                write_all(fd, padding)
-                write_all(fd, raw)
-                position += len(header_bytes) + len(padding) + data.nbytes
-            footer = {"recordCount": record_count, "columns": columns, "strings": {k: list(v) for k, v in strings.items()}}
-            _write(fd, encode_batch(records, 0, json.dumps(footer, separators=(",", ":")).encode(), timestamp_ms, ATTR_CONTROL), position)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    fsync_directory(directory)
+    with atomic_file(path) as fd:
+        header = {
+            "endOffset": end_offset,
+            "timestampMs": timestamp_ms,
+            "layout": LAYOUT,
+            "layoutVersion": LAYOUT_VERSION,
+            "logPosition": list(log_position) if log_position is not None else None,
+        }
+        position = _write(fd, encode_batch(0, 0, json.dumps(header).encode(), timestamp_ms, ATTR_CONTROL), 0)
+        payload, records = encode_entries(list(entries))
+        position = _write(fd, encode_batch(0, records, payload, timestamp_ms), position)
+        columns = []
+        for name, array in arrays.items():
+            data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+            aligned = data.nbytes >= ALIGN_FROM_BYTES  # small arrays are read in a moment, aligned or not
+            padding = b"\0" * ((-(position + HEADER_SIZE)) % ALIGNMENT) if aligned else b""
+            raw = memoryview(data).cast("B") if data.nbytes else b""
+            columns.append({"name": name, "dtype": data.dtype.str, "length": len(data), "offset": position + HEADER_SIZE + len(padding)})
+            header_bytes = encode_batch_header(records, 0, [padding, raw], timestamp_ms, ATTR_CONTROL)
+            write_all(fd, header_bytes)
+            write_all(fd, padding)
+            write_all(fd, raw)
+            position += len(header_bytes) + len(padding) + data.nbytes
+        footer = {"recordCount": record_count, "columns": columns, "strings": {k: list(v) for k, v in strings.items()}}
+        _write(fd, encode_batch(records, 0, json.dumps(footer, separators=(",", ":")).encode(), timestamp_ms, ATTR_CONTROL), position)
     return path
 
 

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from kjbod.common.durable import fsync_directory, write_all
+from kjbod.common.durable import atomic_file, write_all
 from kjbod.errors import CorruptStateError
 from kjbod.log.framing import ATTR_CONTROL, Batch, ScanStop, encode_batch, read_batch
 from kjbod.records import Record
@@ -46,27 +46,16 @@ def write_snapshot(
     directory: Path, end_offset: int, entries: Iterable[Record | RecordRun], timestamp_ms: int
 ) -> Path:
     path = directory / snapshot_name(end_offset)
-    temp = path.with_name(path.name + ".tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        try:
-            header = json.dumps({"endOffset": end_offset, "timestampMs": timestamp_ms}).encode()
-            write_all(fd, encode_batch(0, 0, header, timestamp_ms, ATTR_CONTROL))
-            count = 0
-            for batch in batch_entries(entries, RECORDS_PER_BATCH):
-                payload, records = encode_entries(batch)
-                write_all(fd, encode_batch(count, records, payload, timestamp_ms))
-                count += records
-            footer = json.dumps({"recordCount": count}).encode()
-            write_all(fd, encode_batch(count, 0, footer, timestamp_ms, ATTR_CONTROL))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    fsync_directory(directory)
+    with atomic_file(path) as fd:
+        header = json.dumps({"endOffset": end_offset, "timestampMs": timestamp_ms}).encode()
+        write_all(fd, encode_batch(0, 0, header, timestamp_ms, ATTR_CONTROL))
+        count = 0
+        for batch in batch_entries(entries, RECORDS_PER_BATCH):
+            payload, records = encode_entries(batch)
+            write_all(fd, encode_batch(count, records, payload, timestamp_ms))
+            count += records
+        footer = json.dumps({"recordCount": count}).encode()
+        write_all(fd, encode_batch(count, 0, footer, timestamp_ms, ATTR_CONTROL))
     return path
 
 

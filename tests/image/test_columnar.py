@@ -9,12 +9,13 @@ from hypothesis import strategies as st
 
 from kjbod.controller import Controller, ControllerApiError
 from kjbod.controller.reassignment_control import ReassignmentTarget, ReplicaDirMove
-from kjbod.controller.replication_control import CreateTopicRequest, DirectoryAssignment, HeartbeatRequest
+from kjbod.controller.replication_control import CreateTopicRequest
 from kjbod.image import Image, replay_all
 from kjbod.image.columns import PartitionTable
 from kjbod.image.topics import TopicsImage
 
 from ..controller.support import bootstrap, with_brokers
+from .test_partition_index import operation as index_operation
 
 VIEWS = ("in_isr", "on_broker", "led_by", "in_directory")
 
@@ -96,30 +97,21 @@ def test_a_columnar_image_behaves_as_the_objects_it_was_taken_from(steps: list[t
 
 
 def operation(c, image, dirs, kind, broker, n, created):  # noqa: ANN001, ANN201
+    """test_partition_index's operations, and changes of sizes, reassignments and directory moves."""
+    if kind not in ("size", "reassign", "move"):
+        return index_operation(c, image, dirs, kind, broker, n, created)
     names = sorted(image.topics.by_name)
-    if kind == "fence":
-        return c.replication.fence_broker(broker)
-    if kind == "unfence":
-        return c.replication.heartbeat(HeartbeatRequest(broker))
-    if kind == "fail":
-        return c.replication.heartbeat(HeartbeatRequest(broker, offline_log_dirs=(dirs[broker][n % 2],)))
-    if kind == "create":
-        return c.replication.create_topic(CreateTopicRequest(f"t{created}", n + 1, 2, seed=n))
     if not names:
         return None
     topic = names[n % len(names)]
     partitions = image.topics.by_name[topic].partitions
-    if kind == "assign":
-        return c.replication.assign_replicas_to_dirs(broker, [DirectoryAssignment(topic, n, dirs[broker][n % 2])])
     if kind == "size":
         return c.replication.set_partition_sizes(topic, None if n == 5 else n % len(partitions), 1000 * n + broker)
     if kind == "reassign":
         replicas = tuple(sorted({broker, (broker % 4) + 1, ((broker + n) % 4) + 1}))
         return c.reassignment.alter_partition_reassignments([ReassignmentTarget(topic, n % len(partitions), replicas)])
-    if kind == "move":
-        p = partitions.get(n % len(partitions))
-        if p is None or not p.replicas:
-            return None
-        replica = p.replicas[0]
-        return c.reassignment.alter_replica_log_dirs([ReplicaDirMove(topic, n % len(partitions), replica, dirs[replica][n % 2])])
-    return c.replication.delete_topic(topic)
+    p = partitions.get(n % len(partitions))
+    if p is None or not p.replicas:
+        return None
+    replica = p.replicas[0]
+    return c.reassignment.alter_replica_log_dirs([ReplicaDirMove(topic, n % len(partitions), replica, dirs[replica][n % 2])])

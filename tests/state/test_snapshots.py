@@ -63,6 +63,20 @@ def assert_same_state(found: Image, expected: Image) -> None:
         assert dict(other.replica_logs.items()) == dict(topic.replica_logs.items())
 
 
+def write_columns(state: ClusterState, *, log_position: tuple[int, int] | None = None, change=None) -> Path:  # noqa: ANN001
+    """A columnar snapshot of the state's image written by hand: at a given log position, or
+    with its arrays changed by `change`."""
+    image = state.image
+    table = image.topics.table.by_topic_id()
+    arrays = dict(table.arrays())
+    if change is not None:
+        change(arrays)
+    return write_columnar_snapshot(
+        state.path, image.next_offset, image.write_without_topics(), arrays, table.strings(),
+        record_count=1, timestamp_ms=0, log_position=log_position,
+    )
+
+
 def test_a_columnar_snapshot_gives_the_state_the_log_gives(tmp_path: Path) -> None:
     commits, expected = cluster_records()
     create(tmp_path, commits[:4])
@@ -97,12 +111,7 @@ def test_a_snapshot_whose_log_position_is_wrong_still_loads(tmp_path: Path) -> N
     commits, expected = cluster_records()
     create(tmp_path, commits)
     with ClusterState.open(tmp_path, write=True) as state:
-        image = state.image
-        table = image.topics.table.by_topic_id()
-        write_columnar_snapshot(
-            tmp_path, image.next_offset, image.write_without_topics(), table.arrays(), table.strings(),
-            record_count=1, timestamp_ms=0, log_position=(0, 17),
-        )
+        write_columns(state, log_position=(0, 17))
         state.commit([KjbodClockRecord(time_ms=9)])
     found = read_image(tmp_path)
     assert found.time_ms == 9 and found.topics.root is not None
@@ -138,15 +147,11 @@ def test_a_damaged_column_is_passed_over(tmp_path: Path) -> None:
 def test_columns_that_do_not_fit_together_are_a_damaged_snapshot(tmp_path: Path) -> None:
     commits, expected = cluster_records()
     create(tmp_path, commits)
+    def one_replica_short(arrays: dict) -> None:  # checksummed, but the columns do not fit together
+        arrays["replicas.values"] = arrays["replicas.values"][:-1]
+
     with ClusterState.open(tmp_path, write=True) as state:
-        image = state.image
-        table = image.topics.table.by_topic_id()
-        arrays = dict(table.arrays())
-        arrays["replicas.values"] = arrays["replicas.values"][:-1]  # checksummed, but one replica short
-        path = write_columnar_snapshot(
-            tmp_path, image.next_offset, image.write_without_topics(), arrays, table.strings(),
-            record_count=1, timestamp_ms=0, log_position=None,
-        )
+        path = write_columns(state, change=one_replica_short)
     notices: list[str] = []
     assert_same_state(read_image(tmp_path, notify=notices.append), expected)
     assert notices == [f"Skipping {path.name}: snapshot {path.name} is damaged: column replicas does not hold 10 rows; using an older snapshot or the log."]
@@ -155,17 +160,14 @@ def test_columns_that_do_not_fit_together_are_a_damaged_snapshot(tmp_path: Path)
 def test_a_snapshot_that_disagrees_with_the_log_fails_verify(tmp_path: Path) -> None:
     commits, expected = cluster_records()
     create(tmp_path, commits)
-    with ClusterState.open(tmp_path, write=True) as state:
-        image = state.image
-        table = image.topics.table.by_topic_id()
-        arrays = dict(table.arrays())
+    def other_epochs(arrays: dict) -> None:
         arrays["leader_epoch"] = arrays["leader_epoch"] + 1
-        path = write_columnar_snapshot(
-            tmp_path, image.next_offset, image.write_without_topics(), arrays, table.strings(),
-            record_count=1, timestamp_ms=0, log_position=None,
-        )
+
+    with ClusterState.open(tmp_path, write=True) as state:
+        path = write_columns(state, change=other_epochs)
+        offset = state.image.offset
     report = verify_state(tmp_path)
-    assert report.problems == [f"snapshot {path.name} does not match the state the log gives at offset {image.offset}"]
+    assert report.problems == [f"snapshot {path.name} does not match the state the log gives at offset {offset}"]
 
 
 def test_a_snapshot_of_records_from_an_earlier_version_loads_and_the_next_write_replaces_it(
