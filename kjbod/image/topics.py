@@ -292,12 +292,12 @@ class TopicsImage:
             if topic.partitions:
                 yield partition_run(topic_id, topic.partitions, mv)
             if topic.sizes:
-                ids = sorted(topic.sizes)
+                sizes = sorted(topic.sizes.items())
                 yield RecordRun(
                     KjbodPartitionSizeRecord,
                     0,
-                    len(ids),
-                    {"topic_id": [topic_id] * len(ids), "partition_id": ids, "size_bytes": [topic.sizes[i] for i in ids]},
+                    len(sizes),
+                    {"topic_id": [topic_id] * len(sizes), "partition_id": [i for i, _ in sizes], "size_bytes": [b for _, b in sizes]},
                 )
             for (partition_id, broker_id, future) in sorted(topic.replica_logs):
                 log = topic.replica_logs[(partition_id, broker_id, future)]
@@ -310,8 +310,9 @@ class TopicsImage:
 def partition_run(topic_id: str, partitions: Mapping[int, PartitionRegistration], mv: MetadataVersion) -> RecordRun:
     """The PartitionRecords that recreate `partitions`, as one run (what `to_record` gives
     one by one, without building a record object per partition)."""
-    ids = sorted(partitions)
-    regs = [partitions[i] for i in ids]
+    ordered = sorted(partitions.items())  # items(): a topic read from columns makes them in bulk
+    ids = [pid for pid, _ in ordered]
+    regs = [registration for _, registration in ordered]
     version = mv.partition_record_version
     columns: dict[str, list] = {
         "partition_id": ids,

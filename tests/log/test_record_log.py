@@ -11,7 +11,9 @@ import pytest
 from kjbod.errors import CorruptStateError, UserError
 from kjbod.log.acknowledged import ACKNOWLEDGED_FILE
 from kjbod.log.framing import HEADER_SIZE
+from kjbod.log.record_log import RecordLog
 from kjbod.records import KjbodClockRecord
+from kjbod.records.codec import encode_records
 from kjbod.state.cluster_state import ClusterState, read_image
 
 
@@ -220,3 +222,22 @@ def test_a_partial_write_that_cannot_be_taken_back_stops_further_writes(tmp_path
     # The next open recovers the partial batch as a torn tail.
     notices, time_ms = notices_of(path, write=True)
     assert time_ms == 1 and notices[0].startswith("Recovered the cluster state")
+
+
+def test_reading_from_a_recorded_position_gives_what_a_full_read_gives(tmp_path: Path) -> None:
+    log = RecordLog(tmp_path, segment_bytes=400)  # a new segment every few commits
+    list(log.batches())
+    positions = {}
+    for t in range(1, 30):
+        positions[log.next_offset] = log.end_position()
+        log.append([(encode_records(ticks(t * 10, 3)), 3)], t)
+    assert len(log.segments) > 3
+    for offset, position in positions.items():
+        full = [(b.base_offset, b.payload) for b in RecordLog(tmp_path).batches(from_offset=offset)]
+        reader = RecordLog(tmp_path)
+        from_position = [(b.base_offset, b.payload) for b in reader.batches(from_offset=offset, start=position)]
+        assert from_position == full and reader.next_offset == log.next_offset
+    # A position that does not hold the batch is ignored: the log is read from its segment's start.
+    for wrong in ((0, 5), (0, 10_000), (999, 0), (positions[12][0], positions[12][1] + 1)):
+        reader = RecordLog(tmp_path)
+        assert [b.base_offset for b in reader.batches(from_offset=12, start=wrong)] == [b.base_offset for b in RecordLog(tmp_path).batches(from_offset=12)]
