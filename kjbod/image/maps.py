@@ -45,10 +45,11 @@ def _layer_limit(base: Mapping) -> int:
     """How many changed keys a layered map carries before it is flattened. Deriving a map copies
     its layer and flattening copies the base: a limit near the square root keeps both small
     (O(sqrt n) per derived map, amortized), where copying the whole map each time was O(n).
-    Flattening a SharedMap also creates an object for each of its entries, so it waits longer."""
+    Flattening a SharedMap also creates an object for each of its entries (a topic read from
+    columns), so it waits until the layer is as large as the base."""
     size = len(base)
     limit = 2 * isqrt(size) + 16
-    return max(limit, size // 4) if isinstance(base, SharedMap) else limit
+    return max(limit, size) if isinstance(base, SharedMap) else limit
 
 
 class _Overlay:

@@ -10,7 +10,6 @@ image. Nothing is appended if any record fails to replay.
 from __future__ import annotations
 
 import bisect
-import gc
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -79,13 +78,12 @@ class ClusterState:
             self.log = RecordLog(path)
             # The newest columnar snapshot's end offset (0: none), for automatic snapshots.
             self._snapshot_end = 0
-            with gc_paused():
+            # The image lives as long as the command: keep the cyclic collector from rescanning
+            # its objects while they are made and every time the operation allocates.
+            with gc_paused(keep=True):
                 self.image = self._load()
             if write:
                 sync_name_index(path, self.image, check=True)
-            # The image lives as long as the command: keep the cyclic collector from rescanning
-            # its millions of objects every time the operation allocates.
-            gc.freeze()
         except BaseException:
             self._lock.release()
             raise
