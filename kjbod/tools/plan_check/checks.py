@@ -226,14 +226,14 @@ def check_brokers(ctx: Context) -> Outcome:
 def check_log_dirs(ctx: Context) -> Outcome:
     facts, cluster = ctx.facts, ctx.cluster
     _, registered = ctx.target_broker_index
-    explicit = np.fromiter((p is not None for p in facts.t_path), bool, len(facts.t_path))
+    explicit = facts.t_explicit
     moving = facts.t_moving
     arriving = (facts.t_new | moving) & (facts.t_dir >= 0)
     outcome = Outcome(summary=f"{_plural(int(explicit.sum()), 'explicit log_dirs entry', 'explicit log_dirs entries')} checked")
 
     unknown = explicit & registered & (facts.t_dir == UNKNOWN_DIR)
     if unknown.any():
-        pairs = sorted({(int(b), facts.t_path[i]) for i, b in zip(np.flatnonzero(unknown).tolist(), facts.t_broker[unknown].tolist())})
+        pairs = sorted({(int(b), facts.t_paths[i]) for i, b in zip(np.flatnonzero(unknown).tolist(), facts.t_broker[unknown].tolist())})
         outcome.violations.append(
             Issue(
                 "log_dirs entries name no log directory of their broker: " + truncated([f"{b}:{p}" for b, p in pairs]),
@@ -839,7 +839,7 @@ def execute_refusal(ctx: Context) -> str | None:
     live = registered & ~ctx.cluster.fenced[index] if len(ctx.cluster.broker_ids) else registered
     if not live.all():
         return f"Unknown broker id {int(facts.t_broker[~live][0])} (not registered, or fenced; see broker.eligible)"
-    explicit = np.fromiter((p is not None for p in facts.t_path), bool, len(facts.t_path))
+    explicit = facts.t_explicit
     if (explicit & (facts.t_dir == UNKNOWN_DIR)).any():
         return "a log_dirs entry names no directory of its broker (see logdir.valid)"
     return None

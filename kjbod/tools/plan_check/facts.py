@@ -222,12 +222,13 @@ class PlanFacts:
     isr_kept: np.ndarray  # in-sync replicas that stay in the target
     min_isr: np.ndarray
     changes_set: np.ndarray  # the replica set changes (not only the order or directories)
-    # Per target replica: row, broker, log_dirs entry (None for "any"), new on that broker,
+    # Per target replica: row, broker, log_dirs entry (and whether it names a directory), new on that broker,
     # the directory it ends in (index, UNKNOWN_DIR or BROKER_CHOOSES) and the one it is in now
     # (UNKNOWN_DIR for new replicas).
     t_row: np.ndarray
     t_broker: np.ndarray
-    t_path: list[str | None]
+    t_explicit: np.ndarray  # the entry names a log directory (not "any")
+    t_paths: list[str]  # the log_dirs entry of each target replica ("any" included)
     t_new: np.ndarray
     t_dir: np.ndarray
     t_from: np.ndarray
@@ -431,7 +432,6 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts) -> Pl
     t_dir = resolved[inverse] if len(inverse) else np.zeros(0, np.int64)
     any_dir = path_code == 0
     t_dir = np.where(any_dir & ~t_new, t_from, t_dir)
-    t_path: list[str | None] = [None if a else path for a, path in zip(any_dir.tolist(), paths_of)]
 
     topic_names = [table.topic_names[t] for t in topics.tolist()]
     min_isr_of = {name: min_insync(image.configs, name, cluster.min_isr_default) for name in set(topic_names)}
@@ -452,7 +452,8 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts) -> Pl
         changes_set=changes_set,
         t_row=t_row,
         t_broker=t_broker,
-        t_path=t_path,
+        t_explicit=~any_dir,
+        t_paths=paths_of,
         t_new=t_new,
         t_dir=t_dir,
         t_from=t_from,

@@ -115,12 +115,13 @@ def _parse_well_formed(tree: Any) -> ReassignmentPlan | None:
     if directories and set(map(type, directories)) != {str}:
         return None
     entries = tuple(map(PlanEntry, topics, partitions, map(tuple, replicas), map(tuple, log_dirs)))
-    replica_dirs: dict[Replica, str] = {}
-    for entry in entries:
-        if entry.log_dirs.count(ANY_LOG_DIR) != len(entry.log_dirs):
-            for replica, log_dir in zip(entry.replicas, entry.log_dirs):
-                if log_dir != ANY_LOG_DIR:
-                    replica_dirs[(entry.topic, entry.partition, replica)] = log_dir
+    replica_dirs: dict[Replica, str] = {
+        (entry.topic, entry.partition, replica): log_dir
+        for entry in entries
+        if entry.log_dirs.count(ANY_LOG_DIR) != len(entry.log_dirs)
+        for replica, log_dir in zip(entry.replicas, entry.log_dirs)
+        if log_dir != ANY_LOG_DIR
+    }
     return ReassignmentPlan(entries, replica_dirs)
 
 
