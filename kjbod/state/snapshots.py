@@ -25,9 +25,11 @@ from kjbod.log.snapshot import list_snapshots, read_header, read_snapshot
 from kjbod.records.codec import RecordDecodeError, entry_count
 
 # A write that leaves this many records or more after the newest columnar snapshot writes a new
-# one, so that no state opens slowly because nobody ran `metadata snapshot`. Replaying this many
-# records on top of a snapshot costs a read command about a tenth of a second (bench/bench_open.py).
-AUTO_SNAPSHOT_RECORDS = 10_000
+# one, so that no state opens slowly because nobody ran `metadata snapshot`. On a million
+# partitions, reading this many records on top of a snapshot (and patching the columns with them)
+# adds a few tenths of a second to a read command, and writing a snapshot about a second to the
+# write that takes it (bench/bench_open.py measures both).
+AUTO_SNAPSHOT_RECORDS = 5_000
 # Snapshots kept: the newest, and one before it in case the newest is found damaged.
 KEEP_SNAPSHOTS = 2
 

@@ -42,7 +42,7 @@ def test_snapshot_then_verify(cli: Cli, state_dir: Path) -> None:
     assert (result.exit_code, result.stdout) == (
         0,
         "Segments: 1\nRecords: 4 (offsets 0 to 3)\n"
-        "Automatic snapshots: a write that leaves 10,000 records or more after the newest snapshot writes one (1 follow it now)\n"
+        "Automatic snapshots: a write that leaves 5,000 records or more after the newest snapshot writes one (1 follow it now)\n"
         "Snapshots verified: 1\nThe cluster state is intact.\n",
     )
 
