@@ -4,6 +4,8 @@ past a bound, and `metadata verify` checks each against the log."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -19,7 +21,9 @@ from kjbod.records import KjbodClockRecord, Record
 from kjbod.state import snapshots
 from kjbod.state.cluster_state import ClusterState, read_image, run_operation
 from kjbod.state.inspect import verify_state
+from kjbod.tools.kafka_export import export_kafka_snapshot
 
+from ..conftest import Cli
 from ..controller.support import bootstrap, with_brokers
 
 
@@ -236,3 +240,40 @@ def test_a_snapshot_that_cannot_be_written_leaves_the_write_standing(tmp_path: P
     assert read_image(tmp_path).time_ms == 77
     assert notices == [f"Could not write a snapshot of {tmp_path} (No space left on device); the next write tries again."]
     assert list_snapshots(tmp_path) == []
+
+
+BEFORE_COLUMNS = Path(__file__).parents[1] / "fixtures" / "state-before-columns"
+
+
+def test_a_state_written_by_kjbod_before_columnar_snapshots_reads_the_same_and_converts(tmp_path: Path, cli: Cli) -> None:
+    """The fixture was written by main's code before issue 17 (make.sh says how): a snapshot of
+    records, then commits after it."""
+    state = tmp_path / "before-columns"
+    shutil.copytree(BEFORE_COLUMNS / "state", state)
+    old = [path.name for _, path in list_snapshots(state)]
+    assert len(old) == 1 and "layout" not in read_header(state / old[0])
+    expected = {args: (BEFORE_COLUMNS / name).read_text() for args, name in ((("topic", "describe"), "topic-describe.txt"), (("broker", "list"), "broker-list.txt"))}
+    for args, output in expected.items():
+        assert cli(*args, state=state).stdout == output
+    verify = json.loads(cli("-o", "json", "metadata", "verify", state=state).stdout)
+    assert (verify["snapshotsVerified"], verify["recordSnapshots"], verify["problems"]) == (old, old, [])
+    assert verify["recordsSinceSnapshot"] == verify["nextOffset"]  # the next automatic snapshot is due by the whole log
+    assert cli("metadata", "snapshot", state=state).exit_code == 0
+    newest = list_snapshots(state)[0][1]
+    assert read_header(newest)["layout"] == "columns" and read_image(state).topics.root is not None
+    for args, output in expected.items():
+        assert cli(*args, state=state).stdout == output
+    verify = json.loads(cli("-o", "json", "metadata", "verify", state=state).stdout)
+    assert (verify["snapshotsVerified"], verify["recordSnapshots"], verify["problems"]) == ([*old, newest.name], old, [])
+    assert verify["recordsSinceSnapshot"] == 0
+
+
+def test_a_kafka_snapshot_exported_from_a_columnar_image_is_the_one_the_replayed_image_gives(tmp_path: Path) -> None:
+    commits, expected = cluster_records()
+    create(tmp_path / "state", commits)
+    with ClusterState.open(tmp_path / "state", write=True) as state:
+        state.write_snapshot()
+    columnar = read_image(tmp_path / "state")
+    assert columnar.topics.root is not None  # read from the columns, not replayed
+    exported = [export_kafka_snapshot(image, tmp_path / name, timestamp_ms=1_700_000_000_000).path for image, name in ((expected, "a"), (columnar, "b"))]
+    assert exported[0].read_bytes() == exported[1].read_bytes()
