@@ -258,6 +258,7 @@ def test_a_state_written_by_kjbod_before_columnar_snapshots_reads_the_same_and_c
     verify = json.loads(cli("-o", "json", "metadata", "verify", state=state).stdout)
     assert (verify["snapshotsVerified"], verify["recordSnapshots"], verify["problems"]) == (old, old, [])
     assert verify["recordsSinceSnapshot"] == verify["nextOffset"]  # the next automatic snapshot is due by the whole log
+    assert f"snapshot writes one (none is in columns yet, so all {verify['nextOffset']:,} records count)\n" in cli("metadata", "verify", state=state).stdout
     assert cli("metadata", "snapshot", state=state).exit_code == 0
     newest = list_snapshots(state)[0][1]
     assert read_header(newest)["layout"] == "columns" and read_image(state).topics.root is not None
