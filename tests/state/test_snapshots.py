@@ -9,6 +9,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kjbod.controller import Controller
 from kjbod.controller.reassignment_control import ReassignmentTarget, ReplicaDirMove
@@ -278,3 +280,29 @@ def test_a_kafka_snapshot_exported_from_a_columnar_image_is_the_one_the_replayed
     assert columnar.topics.root is not None  # read from the columns, not replayed
     exported = [export_kafka_snapshot(image, tmp_path / name, timestamp_ms=1_700_000_000_000).path for image, name in ((expected, "a"), (columnar, "b"))]
     assert exported[0].read_bytes() == exported[1].read_bytes()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(where=st.floats(min_value=0, max_value=1, exclude_max=True), flip=st.integers(min_value=1, max_value=255), cut=st.booleans())
+def test_any_flipped_byte_or_cut_of_a_columnar_snapshot_is_passed_over(
+    tmp_path_factory: pytest.TempPathFactory, where: float, flip: int, cut: bool
+) -> None:
+    """Every byte of the file is under a checksum or is a batch's length: whatever is damaged, the
+    snapshot is reported and the state comes from the log, never from damaged columns."""
+    path = tmp_path_factory.mktemp("state")
+    commits, expected = cluster_records()
+    create(path, commits)
+    with ClusterState.open(path, write=True) as state:
+        snapshot = state.write_snapshot()
+    data = bytearray(snapshot.read_bytes())
+    position = int(where * len(data))
+    if cut:
+        del data[position:]
+    else:
+        data[position] ^= flip
+    snapshot.write_bytes(bytes(data))
+    notices: list[str] = []
+    image = read_image(path, notify=notices.append)
+    assert len(notices) == 1 and notices[0].startswith(f"Skipping {snapshot.name}: snapshot {snapshot.name} is damaged: "), notices
+    assert image.topics.root is None  # replayed from the log
+    assert_same_state(image, expected)
