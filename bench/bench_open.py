@@ -382,6 +382,9 @@ def main() -> int:
         where = run(side, ["-c", "import kjbod; print(kjbod.__file__)"]).stdout.strip()
         if not where.startswith(str(side.code)):
             raise SystemExit(f"{side.name}: kjbod is imported from {where}, not from {side.code}")
+        # Byte-code compiled up front, as `pip install` leaves an installed kjbod: otherwise a
+        # checkout run with PYTHONDONTWRITEBYTECODE set compiles every module in every command.
+        run(side, ["-m", "compileall", "-q", str(side.code / "kjbod")])
     work = args.work / f"c{args.partitions}"
     work.mkdir(parents=True, exist_ok=True)
     print(f"kjbod bench_open: {args.partitions:,} partitions; before = {args.baseline}, after = {ROOT}; "
