@@ -2,15 +2,22 @@
 of a synthetic cluster, with time and peak RSS of each command.
 
     python bench/bench_kafka_snapshot.py [--partitions 1000000] [--brokers 1000] [--dirs-per-broker 12]
-                                         [--replication-factor 3] [--check] [--keep DIR]
+                                         [--replication-factor 3] [--check] [--cache DIR]
+                                         [--baseline-tree DIR] [--repeat N]
 
 Targets (issue 15): export and import of 1M partitions each <= 30 s end to end, peak <= 4 GB.
 Every step runs as its own `kjbod` process, as an operator runs it, so the figures include
-interpreter start-up and loading the state. The baseline is `import cluster` from the same
-cluster's files (brokers, assignment, kafka-log-dirs output), measured in the same run: the
-machine may be shared, and ratios move less than seconds. `--check` then compares the imported
-states with the original (brokers, directories, partitions, features, configs; with
---log-dirs also paths and sizes) in this process.
+interpreter start-up and loading the state. `import cluster` from the same cluster's files
+(brokers, assignment, kafka-log-dirs output) is measured in the same run as a reference: the
+machine may be shared, and ratios move less than seconds.
+
+`--cache DIR` keeps the generated files, the state they import to and its export in DIR (one
+subdirectory per cluster shape), so that later runs skip building them. `--baseline-tree DIR`
+runs every command a second time with another checkout's kjbod (e.g. a `git worktree` of main),
+interleaved with this one's, and prints a table of both with ratios. `--repeat N` runs each
+command N times and keeps the fastest. `--check` then compares the imported states with the
+original (brokers, directories, partitions, features, configs; with --log-dirs also paths and
+sizes) in this process.
 """
 
 from __future__ import annotations
@@ -44,14 +51,20 @@ _MEASURE = (
 )
 
 
-def measured(label: str, command: list[str]) -> dict:
-    result = json.loads(subprocess.run([sys.executable, "-c", _MEASURE, *command], capture_output=True, text=True, check=True).stdout)
+def measured(label: str, command: list[str], tree: Path = ROOT) -> dict:
+    """Run `command` with the kjbod of `tree` (its directory first on the module path; `-m`
+    puts the working directory before PYTHONPATH, so it runs there too)."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    result = json.loads(
+        subprocess.run([sys.executable, "-c", _MEASURE, *command], capture_output=True, text=True, check=True, cwd=tree, env=env).stdout
+    )
     if result["code"] != 0:
         sys.stderr.write(result["stdout"] + result["stderr"])
         raise SystemExit(f"{label} failed with exit code {result['code']}")
     print(
         f"{label}: {result['elapsed']:.2f} s (CPU {result['cpu']:.2f} s), peak RSS {result['rss_mb']:.0f} MB "
-        f"(load average {os.getloadavg()[0]:.1f})"
+        f"(load average {os.getloadavg()[0]:.1f})",
+        flush=True,
     )
     return result
 
@@ -79,6 +92,35 @@ def check(original: Path, imported: Path, with_paths: bool) -> None:
         raise SystemExit("the round trip changed the cluster")
 
 
+def prepared(spec: SyntheticSpec, cache: Path) -> tuple[dict, Path, Path]:
+    """The input files, the state imported from them and its Kafka snapshot, built once per
+    cluster shape under `cache` (a directory is complete once its `ready` file exists)."""
+    ready = cache / "ready"
+    if ready.exists():
+        files = json.loads(ready.read_text())
+        print(f"reusing the cluster cached in {cache}")
+        return (
+            {"brokers": Path(files["brokers"]), "assignment": Path(files["assignment"]), "log_dirs": [Path(p) for p in files["log_dirs"]]},
+            cache / "original",
+            Path(files["snapshot"]),
+        )
+    shutil.rmtree(cache, ignore_errors=True)
+    cache.mkdir(parents=True)
+    started = time.perf_counter()
+    files = write_files(generate(spec), cache / "input")
+    print(f"generate synthetic cluster: {time.perf_counter() - started:.1f} s")
+    log_dirs = [arg for path in files["log_dirs"] for arg in ("--log-dirs", str(path))]
+    measured("prepare: import cluster from files", [*KJBOD, "--state", str(cache / "original"), "import", "cluster",
+             "--brokers", str(files["brokers"]), "--assignment", str(files["assignment"]), *log_dirs])
+    (cache / "export").mkdir()
+    measured("prepare: metadata export --kafka-snapshot", [*KJBOD, "--state", str(cache / "original"), "metadata", "export",
+             "--kafka-snapshot", str(cache / "export")])
+    (snapshot,) = (cache / "export").iterdir()
+    ready.write_text(json.dumps({"brokers": str(files["brokers"]), "assignment": str(files["assignment"]),
+                                 "log_dirs": [str(p) for p in files["log_dirs"]], "snapshot": str(snapshot)}))
+    return files, cache / "original", snapshot
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--partitions", type=int, default=1_000_000)
@@ -87,54 +129,72 @@ def main() -> int:
     parser.add_argument("--replication-factor", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--check", action="store_true", help="compare the imported states with the original")
-    parser.add_argument("--keep", type=Path, help="work in this directory and keep it")
+    parser.add_argument("--cache", type=Path, help="keep the generated cluster, its state and its export here, and reuse them")
+    parser.add_argument("--baseline-tree", type=Path, help="also run every command with this checkout's kjbod, for a comparison")
+    parser.add_argument("--repeat", type=int, default=1, help="run each command this many times and keep the fastest")
     args = parser.parse_args()
-    work = args.keep or Path(tempfile.mkdtemp(prefix="kjbod-bench-kafka-"))
-    work.mkdir(parents=True, exist_ok=True)
+    spec = SyntheticSpec(
+        brokers=args.brokers, dirs_per_broker=args.dirs_per_broker, partitions=args.partitions,
+        replication_factor=args.replication_factor, racks=5, hot_topics=4, full_dirs=6, failed_dirs=2, seed=args.seed,
+    )
+    print(f"cluster: {args.partitions} partitions, RF {args.replication_factor}, {args.brokers} brokers x {args.dirs_per_broker} dirs, "
+          f"2 failed, seed {args.seed}")
+    work = Path(tempfile.mkdtemp(prefix="kjbod-bench-kafka-"))
+    shape = f"p{args.partitions}-b{args.brokers}-d{args.dirs_per_broker}-rf{args.replication_factor}-s{args.seed}"
+    cache = args.cache / shape if args.cache else work / "cache"
+    trees = {"this tree": ROOT}
+    if args.baseline_tree:
+        trees = {"baseline": args.baseline_tree.resolve(), **trees}
     try:
-        spec = SyntheticSpec(
-            brokers=args.brokers, dirs_per_broker=args.dirs_per_broker, partitions=args.partitions,
-            replication_factor=args.replication_factor, racks=5, hot_topics=4, full_dirs=6, failed_dirs=2, seed=args.seed,
-        )
-        started = time.perf_counter()
-        files = write_files(generate(spec), work / "input")
-        print(f"generate synthetic cluster ({args.partitions} partitions, RF {args.replication_factor}, "
-              f"{args.brokers} brokers x {args.dirs_per_broker} dirs, 2 failed): {time.perf_counter() - started:.1f} s")
+        files, original, snapshot = prepared(spec, cache)
+        print(f"  {snapshot.name}: {snapshot.stat().st_size / 1e6:.0f} MB")
         log_dirs = [arg for path in files["log_dirs"] for arg in ("--log-dirs", str(path))]
-        original = work / "original"
-        baseline = measured(
-            "baseline: import cluster from files",
-            [*KJBOD, "--state", str(original), "import", "cluster", "--brokers", str(files["brokers"]),
-             "--assignment", str(files["assignment"]), *log_dirs],
-        )
-        snapshot = work / "export"
-        snapshot.mkdir()
-        export = measured("metadata export --kafka-snapshot (target <= 30 s)", [*KJBOD, "--state", str(original), "metadata", "export", "--kafka-snapshot", str(snapshot)])
-        (path,) = snapshot.iterdir()
-        print(f"  {path.name}: {path.stat().st_size / 1e6:.0f} MB")
-        imported = measured(
-            "import cluster --metadata-snapshot (target <= 30 s)",
-            [*KJBOD, "--state", str(work / "from-snapshot"), "import", "cluster", "--metadata-snapshot", str(path)],
-        )
-        joined = measured(
-            "import cluster --metadata-snapshot --log-dirs",
-            [*KJBOD, "--state", str(work / "from-snapshot-and-log-dirs"), "import", "cluster", "--metadata-snapshot", str(path), *log_dirs],
-        )
-        base = baseline["elapsed"]
-        print(
-            f"RESULT export={export['elapsed']:.2f}s ({export['elapsed'] / base:.2f}x baseline, {export['rss_mb']:.0f} MB) "
-            f"import={imported['elapsed']:.2f}s ({imported['elapsed'] / base:.2f}x, {imported['rss_mb']:.0f} MB) "
-            f"import+log-dirs={joined['elapsed']:.2f}s ({joined['elapsed'] / base:.2f}x, {joined['rss_mb']:.0f} MB) "
-            f"baseline={base:.2f}s ({baseline['rss_mb']:.0f} MB)"
-        )
+        steps = {
+            "import cluster from files": lambda state: ["import", "cluster", "--brokers", str(files["brokers"]),
+                                                        "--assignment", str(files["assignment"]), *log_dirs],
+            "metadata export --kafka-snapshot (target <= 30 s)": None,
+            "import --metadata-snapshot (target <= 30 s)": lambda state: ["import", "cluster", "--metadata-snapshot", str(snapshot)],
+            "import --metadata-snapshot --log-dirs (target <= 30 s)": lambda state: ["import", "cluster", "--metadata-snapshot",
+                                                                                     str(snapshot), *log_dirs],
+        }
+        results: dict[str, dict[str, dict]] = {step: {} for step in steps}
+        kept: dict[str, Path] = {}  # step -> this tree's first state, for --check
+        for run in range(args.repeat):
+            for n, (step, arguments) in enumerate(steps.items()):
+                for name, tree in trees.items():
+                    out = work / f"{name.replace(' ', '-')}-{n}-{run}"
+                    if arguments is None:
+                        out.mkdir()
+                        command = [*KJBOD, "--state", str(original), "metadata", "export", "--kafka-snapshot", str(out)]
+                    else:
+                        command = [*KJBOD, "--state", str(out), *arguments(out)]
+                    result = measured(f"{step} [{name}]", command, tree)
+                    best = results[step].get(name)
+                    if best is None or result["elapsed"] < best["elapsed"]:
+                        results[step][name] = result
+                    if arguments is None:
+                        continue
+                    if args.check and run == 0 and name == "this tree":
+                        kept[step] = out
+                        continue
+                    shutil.rmtree(out)  # one 1M state at a time on the disk
+        print()
+        names = list(trees)
+        header = "| step | " + " | ".join(f"{name} (s, MB)" for name in names) + (" | ratio |" if len(names) > 1 else " |")
+        print(header)
+        print("|" + "---|" * (header.count("|") - 1))
+        for step in steps:
+            cells = [f"{results[step][name]['elapsed']:.1f} s, {results[step][name]['rss_mb']:.0f} MB" for name in names]
+            ratio = f" | {results[step]['this tree']['elapsed'] / results[step]['baseline']['elapsed']:.2f}x" if len(names) > 1 else ""
+            print(f"| {step} | " + " | ".join(cells) + ratio + " |")
+        print(f"(fastest of {args.repeat}; load average {os.getloadavg()[0]:.1f} at the end)")
         if args.check:
             print("check: the state imported from the snapshot against the original")
-            check(original, work / "from-snapshot", with_paths=False)
+            check(original, kept["import --metadata-snapshot (target <= 30 s)"], with_paths=False)
             print("check: the state imported from the snapshot and the kafka-log-dirs output against the original")
-            check(original, work / "from-snapshot-and-log-dirs", with_paths=True)
+            check(original, kept["import --metadata-snapshot --log-dirs (target <= 30 s)"], with_paths=True)
     finally:
-        if args.keep is None:
-            shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 
