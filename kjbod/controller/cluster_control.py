@@ -205,8 +205,7 @@ class ClusterControl:
             assert existing is not None
             epoch, fenced, in_controlled_shutdown = existing.epoch, existing.fenced, existing.in_controlled_shutdown
         else:
-            # The epoch of a new incarnation is the offset at which its registration is written.
-            epoch, fenced, in_controlled_shutdown = self._image.next_offset, True, False
+            epoch, fenced, in_controlled_shutdown = self._new_broker_epoch(), True, False
         version = 4 if mv.cordoned_log_dirs_supported else mv.register_broker_record_version
         cordoned = existing.cordoned_directories & set(online) if existing else frozenset()
         records: list[Record] = [
@@ -226,6 +225,15 @@ class ClusterControl:
         ]
         reply = BrokerRegistrationReply(request.broker_id, epoch, fenced, same_incarnation, online)
         return ControllerResult.atomic_of(records, reply)
+
+    def _new_broker_epoch(self) -> int:
+        """The epoch of a new incarnation. Kafka's is the offset at which its registration is
+        written (newBrokerEpoch, CCM:341-446), so it is above every epoch a broker has had. A
+        state imported from a Kafka snapshot keeps Kafka's epochs (Kafka's offsets) while its own
+        offsets start again at 0: the epoch is then one above the highest registered one, so
+        that a broker's epoch still only grows."""
+        highest = max((broker.epoch for broker in self._image.cluster.brokers.values()), default=-1)
+        return max(self._image.next_offset, highest + 1)
 
     def _check_directories(self, broker_id: int, online: tuple[str, ...]) -> None:
         if not online:

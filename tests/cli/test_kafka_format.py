@@ -127,3 +127,38 @@ def test_a_snapshot_that_is_not_one_exits_1_and_writes_nothing(cli: Cli, tmp_pat
     assert result.exit_code == 1
     assert result.stderr.startswith(f"{bad}: the snapshot ends with an incomplete batch at byte")
     assert not state.exists() or not any(state.iterdir())
+
+
+def _snapshot_of_a_long_running_cluster(tmp_path: Path) -> Path:
+    """A controller's snapshot at offset 4000200: its brokers' epochs are Kafka's log offsets,
+    far above the offsets of the state kjbod makes from it (which start at 0)."""
+    from kjbod.records import FeatureLevelRecord, RegisterBrokerRecord
+    from kjbod.records.wire import encode_record
+    from kjbod.storage.kraft_snapshot import SnapshotId, write_kraft_snapshot
+
+    records = [
+        FeatureLevelRecord(name="metadata.version", feature_level=21),  # 3.9-IV0
+        RegisterBrokerRecord(version=3, broker_id=1, incarnation_id="a8JDyXx7Qk-8-EMu9JvuOQ", broker_epoch=4_000_123,
+                             rack="r1", fenced=True, log_dirs=("ZHhjBKM7WhTDJjGgrRHWNQ",)),
+        RegisterBrokerRecord(version=3, broker_id=2, incarnation_id="OGOWv9UAVjHxZg7cMyVefA", broker_epoch=3_999_001,
+                             rack="r2", fenced=True, log_dirs=("sKiLcpl5FpChLAbWYcGrCg",)),
+    ]
+    return write_kraft_snapshot(tmp_path / SnapshotId(4_000_200, 9).file_name, [encode_record(r) for r in records],
+                                epoch=9, timestamp_ms=1_700_000_000_000)
+
+
+def test_a_broker_registered_after_an_import_gets_a_higher_epoch_than_kafka_gave_it(cli: Cli, tmp_path: Path) -> None:
+    state = tmp_path / "imported"
+    assert cli("import", "cluster", "--metadata-snapshot", str(_snapshot_of_a_long_running_cluster(tmp_path)), state=state).exit_code == 0
+    listed = {b["id"]: b["epoch"] for b in json.loads(cli("-o", "json", "broker", "list", state=state).stdout)}
+    assert listed == {1: 4_000_123, 2: 3_999_001}  # Kafka's epochs are kept
+    # A new incarnation of broker 2, then of broker 1: each epoch is above every epoch before it.
+    second = cli("-o", "json", "broker", "register", "--id", "2", "--dir", "/data/b2=sKiLcpl5FpChLAbWYcGrCg", state=state)
+    assert second.exit_code == 0, second.stderr
+    assert json.loads(second.stdout)["epoch"] == 4_000_124
+    first = cli("-o", "json", "broker", "register", "--id", "1", "--dir", "/data/b1=ZHhjBKM7WhTDJjGgrRHWNQ", state=state)
+    assert json.loads(first.stdout)["epoch"] == 4_000_125
+    # Heartbeats name the new epoch: the broker is unfenced with it.
+    assert cli("broker", "heartbeat", "--id", "1", state=state).exit_code == 0
+    listed = {b["id"]: (b["epoch"], b["state"]) for b in json.loads(cli("-o", "json", "broker", "list", state=state).stdout)}
+    assert listed[1][0] == 4_000_125 and listed[2][0] == 4_000_124
