@@ -3,7 +3,7 @@ of a synthetic cluster, with time and peak RSS of each command.
 
     python bench/bench_kafka_snapshot.py [--partitions 1000000] [--brokers 1000] [--dirs-per-broker 12]
                                          [--replication-factor 3] [--check] [--cache DIR]
-                                         [--baseline-tree DIR] [--repeat N]
+                                         [--baseline-tree DIR] [--repeat N] [--only TEXT]
 
 Targets (issue 15): export and import of 1M partitions each <= 30 s end to end, peak <= 4 GB.
 Every step runs as its own `kjbod` process, as an operator runs it, so the figures include
@@ -15,7 +15,8 @@ machine may be shared, and ratios move less than seconds.
 subdirectory per cluster shape), so that later runs skip building them. `--baseline-tree DIR`
 runs every command a second time with another checkout's kjbod (e.g. a `git worktree` of main),
 interleaved with this one's, and prints a table of both with ratios. `--repeat N` runs each
-command N times and keeps the fastest. `--check` then compares the imported states with the
+command N times and keeps the fastest. `--only TEXT` runs only the steps whose name contains
+TEXT. `--check` then compares the imported states with the
 original (brokers, directories, partitions, features, configs; with --log-dirs also paths and
 sizes) in this process.
 """
@@ -132,6 +133,8 @@ def main() -> int:
     parser.add_argument("--cache", type=Path, help="keep the generated cluster, its state and its export here, and reuse them")
     parser.add_argument("--baseline-tree", type=Path, help="also run every command with this checkout's kjbod, for a comparison")
     parser.add_argument("--repeat", type=int, default=1, help="run each command this many times and keep the fastest")
+    parser.add_argument("--only", action="append", metavar="TEXT",
+                        help="run only the steps whose name contains TEXT (repeatable), e.g. --only log-dirs")
     args = parser.parse_args()
     spec = SyntheticSpec(
         brokers=args.brokers, dirs_per_broker=args.dirs_per_broker, partitions=args.partitions,
@@ -157,6 +160,8 @@ def main() -> int:
             "import --metadata-snapshot --log-dirs (target <= 30 s)": lambda state: ["import", "cluster", "--metadata-snapshot",
                                                                                      str(snapshot), *log_dirs],
         }
+        if args.only:
+            steps = {step: arguments for step, arguments in steps.items() if any(text in step for text in args.only)}
         results: dict[str, dict[str, dict]] = {step: {} for step in steps}
         kept: dict[str, Path] = {}  # step -> this tree's first state, for --check
         for run in range(args.repeat):
@@ -189,10 +194,10 @@ def main() -> int:
             print(f"| {step} | " + " | ".join(cells) + ratio + " |")
         print(f"(fastest of {args.repeat}; load average {os.getloadavg()[0]:.1f} at the end)")
         if args.check:
-            print("check: the state imported from the snapshot against the original")
-            check(original, kept["import --metadata-snapshot (target <= 30 s)"], with_paths=False)
-            print("check: the state imported from the snapshot and the kafka-log-dirs output against the original")
-            check(original, kept["import --metadata-snapshot --log-dirs (target <= 30 s)"], with_paths=True)
+            for step, with_paths in (("import --metadata-snapshot (target <= 30 s)", False), ("import --metadata-snapshot --log-dirs (target <= 30 s)", True)):
+                if step in kept:
+                    print(f"check: the state of `{step}` against the original")
+                    check(original, kept[step], with_paths=with_paths)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -21,8 +21,8 @@ one commit and a snapshot, as `import cluster` does from files.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ import orjson
 
 from kjbod.common.callbacks import Progress, gc_paused, ignore
 from kjbod.common.kafka_uuid import DirectoryId, uuid_sort_key
+from kjbod.common.problems import Problems
 from kjbod.errors import ReplayError, UserError
 from kjbod.controller.quorum_control import imported_quorum_records
 from kjbod.image import EMPTY_IMAGE, Image, VoterNode, replay_all
@@ -38,8 +39,8 @@ from kjbod.records.codec import RecordRun, entry_count
 from kjbod.storage.controller_metadata import ControllerMetadata, read_controller_metadata
 from kjbod.storage.kraft_snapshot import SnapshotError, SnapshotId
 from kjbod.tools.importer.from_files import NewState, write_new_state
-from kjbod.tools.log_dirs.importer import plan_log_dirs_import
-from kjbod.tools.log_dirs.saved_output import json_start, split_partition_name
+from kjbod.tools.log_dirs.importer import plan_log_dirs_import, plan_observations_import, state_shape
+from kjbod.tools.log_dirs.saved_output import Observation, Observations, json_start, read_log_dirs_outputs, split_partition_name
 
 _RESERVED = frozenset((DirectoryId.MIGRATING, DirectoryId.UNASSIGNED, DirectoryId.LOST))
 
@@ -208,6 +209,12 @@ def join_paths(files: list[Path], image: Image) -> PathJoin:
                         directory = partition.directories[partition.replicas.index(broker)]
                         if directory not in _RESERVED:
                             counter[directory] += 1
+    return _joined(votes, reported)
+
+
+def _joined(votes: Mapping[tuple[int, str], Counter[str]], reported: Mapping[int, set[str]]) -> PathJoin:
+    """The join from the votes: (broker, path) -> how many of the replicas listed there the
+    snapshot places in each directory id; `reported` has every path of each broker."""
     paths: dict[tuple[int, str], str] = {}
     warnings: list[str] = []
     unjoined: dict[int, set[str]] = {broker: set(found) for broker, found in reported.items()}
@@ -230,6 +237,85 @@ def join_paths(files: list[Path], image: Image) -> PathJoin:
                 f"but {others} other replica(s) listed there are elsewhere in the snapshot; were the two taken at different times?"
             )
     return PathJoin(paths, {b: p for b, p in unjoined.items() if p}, warnings)
+
+
+class _EveryPathItsOwnId(Mapping[str, str]):
+    """A broker's log directories while the paths are not joined to ids yet: the output is
+    read once, each replica's observation labelled with its directory's path."""
+
+    def get(self, path: str, default: str | None = None) -> str:  # type: ignore[override]
+        return path
+
+    def __getitem__(self, path: str) -> str:
+        return path
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+_PATHS_AS_IDS = _EveryPathItsOwnId()
+
+
+@dataclass
+class _ReadOnce:
+    join: PathJoin
+    seen: Observations  # current replicas labelled by path (seen.directory_names), the rest by id
+
+
+def _read_once(files: list[Path], image: Image) -> _ReadOnce | None:
+    """The log-dirs outputs read and walked once: every replica observed under its path, then
+    the join from those observations. None when the output has a problem, or when a path the
+    join leaves without a directory id holds replicas: the two-pass reading (join_paths, then
+    the output read against the joined paths) then decides, and names every problem."""
+    problems = Problems()
+    shape = replace(state_shape(image), directories={broker: _PATHS_AS_IDS for broker in image.cluster.brokers})
+    seen = read_log_dirs_outputs(files, shape, problems)
+    if problems:
+        return None
+    by_name = image.topics.by_name
+    # (broker, path, directory id the snapshot places the replica in) for every replica observed,
+    # counted at C speed: millions of them.
+    placed: Counter[tuple[int, str, str]] = Counter(
+        (broker, observation[0], directories[replicas.index(broker)])
+        for topic, partitions in seen.current.items()
+        for registrations in (by_name[topic].partitions,)
+        for partition_id, brokers in partitions.items()
+        for replicas, directories in ((registrations[partition_id].replicas, registrations[partition_id].directories),)
+        for broker, observation in brokers.items()
+    )
+    votes: dict[tuple[int, str], Counter[str]] = defaultdict(Counter)
+    for (broker, where, directory), count in placed.items():
+        counter = votes[(broker, where)]  # a path holding only replicas of reserved directories has no votes
+        if directory not in _RESERVED:
+            counter[directory] = count
+    reported: dict[int, set[str]] = defaultdict(set)
+    for broker, where in seen.log_dirs:
+        reported[broker].add(where)
+    join = _joined(votes, reported)
+    names = {(broker, where): directory for (broker, directory), where in join.paths.items()}
+    if any(key not in names for key in votes) or any(
+        (broker, observation.directory_id) not in names for _, _, broker, observation in seen.items(future=True)
+    ):
+        return None
+    # Future replicas, failed directories and capacities are few: their paths become ids here.
+    future: dict[str, dict[int, dict[int, Observation]]] = {}
+    for topic, partition_id, broker, observation in seen.items(future=True):
+        named = observation._replace(directory_id=names[(broker, observation.directory_id)])
+        future.setdefault(topic, {}).setdefault(partition_id, {})[broker] = named
+    joined = Observations(
+        current=seen.current,
+        future=future,
+        offline={(b, names[(b, p)]): where for (b, p), where in seen.offline.items() if (b, p) in names},
+        capacities={(b, names[(b, p)]): size for (b, p), size in seen.capacities.items() if (b, p) in names},
+        brokers=seen.brokers,
+        files=seen.files,
+        log_dirs={(b, names[(b, p)]): where for (b, p), where in seen.log_dirs.items() if (b, p) in names},
+        directory_names=names,
+    )
+    return _ReadOnce(join, joined)
 
 
 # The import ------------------------------------------------------------------------------------------
@@ -264,7 +350,8 @@ def plan_snapshot_import(request: SnapshotImportRequest, *, progress: Progress =
         raise UserError(f"{request.snapshot} holds no metadata.version record; it is not a controller's snapshot of a cluster")
 
     progress(f"Joining directories to paths through {', '.join(map(str, request.log_dirs_files)) or 'no log-dirs output'}")
-    join = join_paths(request.log_dirs_files, image)
+    read_once = _read_once(request.log_dirs_files, image) if request.log_dirs_files else None
+    join = read_once.join if read_once is not None else join_paths(request.log_dirs_files, image)
     census = _census(image)
     known = census.known
     directory_records: list[Record | RecordRun] = []
@@ -288,8 +375,11 @@ def plan_snapshot_import(request: SnapshotImportRequest, *, progress: Progress =
     sized = logs = futures = 0
     if request.log_dirs_files:
         progress("Reading partition sizes from the log-dirs output")
-        ignored = {broker: frozenset(paths) for broker, paths in join.unjoined_paths.items()}
-        loaded = plan_log_dirs_import(image, request.log_dirs_files, ignored=ignored)
+        if read_once is not None:
+            loaded = plan_observations_import(image, read_once.seen)
+        else:
+            ignored = {broker: frozenset(paths) for broker, paths in join.unjoined_paths.items()}
+            loaded = plan_log_dirs_import(image, request.log_dirs_files, ignored=ignored)
         sizes_entries = loaded.entries
         warnings.extend(loaded.warnings)
         sized, logs, futures = loaded.partition_sizes, loaded.replica_logs, loaded.future_replicas

@@ -32,7 +32,8 @@ class LogDirsImport:
     capacities: int = 0
 
 
-def _state_shape(image: Image, ignored: Mapping[int, frozenset[str]] | None = None) -> ClusterShape:
+def state_shape(image: Image, ignored: Mapping[int, frozenset[str]] | None = None) -> ClusterShape:
+    """The cluster state as kafka-log-dirs output is matched against it."""
     by_name = image.topics.by_name
     directories = {
         broker_id: {d.path: d.directory_id for d in image.cluster.log_dirs.get(broker_id, ())}
@@ -59,10 +60,14 @@ def plan_log_dirs_import(image: Image, paths: list[Path], *, ignored: Mapping[in
     Raises ValidationFailed with every problem, writing nothing.
     """
     problems = Problems()
-    seen = read_log_dirs_outputs(paths, _state_shape(image, ignored), problems)
+    seen = read_log_dirs_outputs(paths, state_shape(image, ignored), problems)
     if problems:
         raise ValidationFailed(problems.items, "nothing was written")
+    return plan_observations_import(image, seen)
 
+
+def plan_observations_import(image: Image, seen: Observations) -> LogDirsImport:
+    """plan_log_dirs_import's records, from output already read (without problems)."""
     by_name = image.topics.by_name
     entries: list = []
     counts = {"sizes": 0, "logs": 0, "futures": 0, "removed": 0}
@@ -152,13 +157,25 @@ def _replica_log_changes(
 def _directory_warnings(image: Image, seen: Observations) -> list[str]:
     warnings = []
     by_name = image.topics.by_name
-    for topic, partition, broker, observation in sorted(seen.items(future=False)):
-        recorded = by_name[topic].partitions[partition].directory(broker)
-        if recorded == observation.directory_id:
-            continue
+    # One look at each of the (up to millions of) replicas; only those in another directory
+    # than the state records are sorted, for the order of the warnings.
+    elsewhere = []
+    names = seen.directory_names
+    for topic, partitions in seen.current.items():
+        registrations = by_name[topic].partitions
+        for partition, brokers in partitions.items():
+            if not brokers:
+                continue
+            registration = registrations[partition]
+            for broker, observation in brokers.items():
+                observed = observation.directory_id if names is None else names[(broker, observation.directory_id)]
+                recorded = registration.directory(broker)
+                if recorded != observed:
+                    elsewhere.append((topic, partition, broker, recorded, observed, observation))
+    for topic, partition, broker, recorded, observed, observation in sorted(elsewhere, key=lambda item: item[:3]):
         if recorded == DirectoryId.MIGRATING and len(image.cluster.log_dirs.get(broker, ())) == 1:
             continue  # before 3.7-IV2 no directory is recorded, and there is only one
-        reported = image.cluster.path_of(broker, observation.directory_id)
+        reported = image.cluster.path_of(broker, observed)
         warnings.append(
             f"Warning: {topic}-{partition} on broker {broker} is in {reported} ({observation.where}), "
             f"but the cluster state has it in {image.cluster.directory_label(broker, recorded)}; "

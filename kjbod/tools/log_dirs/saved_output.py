@@ -93,6 +93,12 @@ class Observations:
     capacities: dict[tuple[int, str], int] = field(default_factory=dict)
     brokers: set[int] = field(default_factory=set)
     files: int = 0
+    # (broker, directory id) -> where the report lists that log directory.
+    log_dirs: dict[tuple[int, str], str] = field(default_factory=dict)
+    # None when every observation's directory_id is a directory id. Output read before its
+    # paths were joined to directory ids (import from a snapshot) labels the current replicas'
+    # observations by path instead: (broker, path) -> directory id then names the directory.
+    directory_names: Mapping[tuple[int, str], str] | None = None
 
     def get(self, topic: str, partition: int, broker: int, future: bool = False) -> Observation | None:
         by_partition = (self.future if future else self.current).get(topic)
@@ -172,7 +178,7 @@ class LogDirsReader:
         self.seen = Observations()
         self._slots: dict[str, _Slot] = {}  # "topic-partition" -> its slot (or _MALFORMED)
         self._topics: dict[str, Mapping[int, tuple[int, ...]] | None] = {}
-        self._dirs: dict[tuple[int, str], str] = {}
+        self._dirs = self.seen.log_dirs
 
     def read(self, path: Path) -> None:
         source = str(path)

@@ -156,3 +156,72 @@ def test_the_cluster_id_is_recorded_first(tmp_path: Path) -> None:
     first = plan.entries[0]
     assert type(first).__name__ == "KjbodClusterRecord" and first.cluster_id == "ALH8esX1S5Gbv6IDnqJsvQ"  # type: ignore[union-attr]
     assert plan.summary.to_json()["clusterId"] == "ALH8esX1S5Gbv6IDnqJsvQ"
+
+
+def _two_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reading before the single pass: join_paths, then the output read against the joined paths."""
+    from kjbod.tools.importer import from_snapshot
+
+    monkeypatch.setattr(from_snapshot, "_read_once", lambda files, image: None)
+
+
+def _join_test_output(tmp_path: Path) -> Path:
+    return log_dirs_output(
+        tmp_path,
+        [
+            {"broker": 1, "logDirs": [
+                {"logDir": "/d/1a", "error": None, "partitions": [entry("orders-0", 100), entry("clicks-1", 50), entry("orders-1", 9)]},
+                {"logDir": "/d/1b", "error": None, "partitions": [entry("orders-2", 30, lag=5), entry("clicks-0", 10)], "totalBytes": 5000, "usableBytes": 100},
+                {"logDir": "/d/1c", "error": None, "partitions": []},
+            ]},
+            {"broker": 2, "logDirs": [
+                {"logDir": "/d/2a", "error": None, "partitions": [entry("orders-0", 100), entry("orders-2", 31)]},
+                {"logDir": "/d/2b", "error": None, "partitions": [entry("orders-1", 70), entry("clicks-1", 40, lag=9), entry("orders-0", 60, future=True)]},
+            ]},
+            {"broker": 3, "logDirs": [
+                {"logDir": "/d/3a", "error": "org.apache.kafka.common.errors.KafkaStorageException", "partitions": []},
+            ]},
+        ],
+    )
+
+
+def test_the_log_dirs_output_is_read_and_walked_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Joining paths to directory ids and reading sizes take one reading of the output (at a
+    million partitions, three million entries), and give what the two readings gave."""
+    output = _join_test_output(tmp_path)
+    reads: list[Path] = []
+    read_bytes = Path.read_bytes
+
+    def counted(path: Path) -> bytes:
+        reads.append(path)
+        return read_bytes(path)
+
+    monkeypatch.setattr(Path, "read_bytes", counted)
+    plan = plan_snapshot_import(SnapshotImportRequest(SMALL_SNAPSHOT, log_dirs_files=[output]))
+    assert reads.count(output) == 1
+    assert [w.split(";")[0].split(" (")[0] for w in plan.summary.warnings] == [
+        "Warning: log directory /d/1a of broker 1 is directory ZHhjBKM7WhTDJjGgrRHWNQ by 2 replica(s), but 1 other replica(s) listed there are elsewhere in the snapshot",
+        "Warning: orders-1 on broker 1 is in /d/1a",
+    ]
+    _two_pass(monkeypatch)
+    before = plan_snapshot_import(SnapshotImportRequest(SMALL_SNAPSHOT, log_dirs_files=[output]))
+    assert reads.count(output) == 3
+    assert (plan.entries, plan.summary) == (before.entries, before.summary)
+
+
+def test_a_path_the_join_leaves_without_an_id_is_passed_over_as_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # /d/1z lists a replica /d/1a already holds: the two are the same directory by their
+    # replicas, and /d/1a has more; /d/1z keeps no directory id and what it lists is passed over.
+    output = log_dirs_output(
+        tmp_path,
+        [{"broker": 1, "logDirs": [
+            {"logDir": "/d/1a", "error": None, "partitions": [entry("orders-0", 100), entry("clicks-1", 50)]},
+            {"logDir": "/d/1z", "error": None, "partitions": [entry("orders-0", 7)]},
+        ]}],
+    )
+    plan, image = planned_image(SnapshotImportRequest(SMALL_SNAPSHOT, log_dirs_files=[output]))
+    assert plan.summary.unjoined_paths == ["broker 1 /d/1z"]
+    assert image.topics.by_name["orders"].sizes == {0: 100}
+    _two_pass(monkeypatch)
+    before = plan_snapshot_import(SnapshotImportRequest(SMALL_SNAPSHOT, log_dirs_files=[output]))
+    assert (plan.entries, plan.summary) == (before.entries, before.summary)
