@@ -20,7 +20,7 @@ from kjbod.controller.cluster_control import ClusterControl
 from kjbod.controller.errors import ApiError, Errors
 from kjbod.controller.partition_change import Election
 from kjbod.controller.replication_control import DirectoryAssignment, ReplicationControl
-from kjbod.controller.result import ControllerResult
+from kjbod.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult, kafka_record_count, refuse_excessive_records
 from kjbod.errors import UserError
 from kjbod.image import Image, PartitionRegistration, TopicImage
 from kjbod.records import (
@@ -150,9 +150,18 @@ class ReassignmentControl:
             unique[(target.topic, target.partition)] = target
         records: list[Record] = []
         results: list[ReassignmentResult] = []
+        kafka_records = 0
         for target in unique.values():
             try:
-                records.extend(self._alter_one(target))
+                built = self._alter_one(target)
+                records.extend(built)
+                # Kafka's records only: kjbod's own (the new replicas' empty logs) are not Kafka's.
+                kafka_records += kafka_record_count(built)
+                if kafka_records > MAX_RECORDS_PER_USER_OP:
+                    refuse_excessive_records(
+                        f"Altering the reassignments of {len(unique)} partitions needs more than {MAX_RECORDS_PER_USER_OP} records",
+                        f"split the reassignment into batches of at most {MAX_RECORDS_PER_USER_OP} partitions and run them one after another",
+                    )
                 results.append(ReassignmentResult(target.topic, target.partition, ApiError(Errors.NONE)))
             except _PartitionError as exc:
                 results.append(ReassignmentResult(target.topic, target.partition, exc.api_error))

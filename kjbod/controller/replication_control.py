@@ -21,7 +21,7 @@ from kjbod.controller.cluster_control import ClusterControl
 from kjbod.controller.errors import ApiError, ControllerApiError, Errors
 from kjbod.controller.partition_change import Election, PartitionChangeBuilder
 from kjbod.controller.placer import PlacementError, place
-from kjbod.controller.result import ControllerResult
+from kjbod.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult, refuse_excessive_records
 from kjbod.controller.topic_configs import validate_topic_configs
 from kjbod.errors import UserError
 from kjbod.image import Image, PartitionRegistration, replay_all
@@ -493,6 +493,7 @@ class ReplicationControl:
                     Errors.INVALID_TOPIC_EXCEPTION, f"Topic '{request.name}' collides with existing topic: {existing}"
                 )
         validate_topic_configs(request.configs)
+        self._check_topic_record_count(request)
         if request.assignment is not None:
             assignment, isrs = self._manual_assignment(request.assignment)
         else:
@@ -524,6 +525,20 @@ class ReplicationControl:
                 )
             )
         return ControllerResult.atomic_of(records, CreateTopicResponse(request.name, topic_id, tuple(assignment)))
+
+    @staticmethod
+    def _check_topic_record_count(request: CreateTopicRequest) -> None:
+        """A TopicRecord, a ConfigRecord per config and a PartitionRecord per partition: refused
+        before placing the partitions when that is more than one operation may write."""
+        partitions = len(request.assignment) if request.assignment is not None else request.partitions
+        if partitions is None or partitions <= 0:
+            return  # the default (1), or invalid: said below
+        needed = 1 + len(request.configs) + partitions
+        if needed > MAX_RECORDS_PER_USER_OP:
+            refuse_excessive_records(
+                f"Creating topic {request.name} with {partitions} partitions needs {needed} records",
+                f"create it with at most {MAX_RECORDS_PER_USER_OP - 1 - len(request.configs)} partitions",
+            )
 
     def _manual_assignment(self, assignment: Sequence[Sequence[int]]) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
         replicas_per_partition = None
@@ -739,6 +754,11 @@ class ReplicationControl:
         results: list[ElectionResult] = []
         for name, partition_id in partitions:
             error = self._elect_one(election, name, partition_id, records)
+            if len(records) > MAX_RECORDS_PER_USER_OP:
+                refuse_excessive_records(
+                    f"Electing leaders for {len(partitions)} partitions needs more than {MAX_RECORDS_PER_USER_OP} records",
+                    f"elect at most {MAX_RECORDS_PER_USER_OP} partitions at a time (--topic/--partition or --path-to-json-file)",
+                )
             if all_partitions and error.error is Errors.ELECTION_NOT_NEEDED:
                 continue
             results.append(ElectionResult(name, partition_id, error))

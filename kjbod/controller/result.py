@@ -5,12 +5,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from kjbod.controller.errors import ControllerApiError, Errors
 from kjbod.records import Record
+from kjbod.records.kjbod_records import KJBOD_API_KEYS_FROM
 
 T = TypeVar("T")
 
 # Kafka caps each user operation's records (QuorumController MAX_RECORDS_PER_USER_OP).
 MAX_RECORDS_PER_USER_OP = 10_000
+
+
+def refuse_excessive_records(needed: str, advice: str) -> None:
+    """Refuse an operation that would write more than MAX_RECORDS_PER_USER_OP records, before
+    it builds them. Kafka's BoundedList throws BoundedListTooLongException, which the controller
+    turns into POLICY_VIOLATION "Unable to perform excessively large batch operation."
+    (EventHandlerExceptionInfo:83-88); kjbod adds what was too large and what to do."""
+    raise ControllerApiError(
+        Errors.POLICY_VIOLATION,
+        f"Unable to perform excessively large batch operation. {needed}, but one operation writes at most "
+        f"{MAX_RECORDS_PER_USER_OP} (Kafka's MAX_RECORDS_PER_USER_OP): {advice}.",
+    )
+
+
+def kafka_record_count(records: list[Record] | tuple[Record, ...]) -> int:
+    """The records Kafka's controller would write (kjbod's own records are not Kafka's)."""
+    return sum(1 for record in records if record.API_KEY < KJBOD_API_KEYS_FROM)
 
 
 @dataclass(frozen=True)

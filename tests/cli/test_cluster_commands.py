@@ -167,3 +167,16 @@ def test_topic_commands(cluster: Cli) -> None:
     assert (bad.exit_code, bad.stderr) == (1, "Invalid --bytes '-5': give bytes, optionally with a unit (500GB, 1.5TiB)\n")
     assert cluster("topic", "delete", "orders").stdout == "Deleted topic orders.\n"
     assert cluster("topic", "describe", "orders").stderr == "Topic 'orders' does not exist as expected\n"
+
+
+def test_a_topic_too_large_for_one_operation_is_one_line_and_writes_nothing(cluster: Cli, state_dir: Path) -> None:
+    segments = {p.name: p.read_bytes() for p in state_dir.rglob("*") if p.is_file()}
+    result = cluster("topic", "create", "huge", "--partitions", "2000000000", "--replication-factor", "3")
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == (
+        "POLICY_VIOLATION: Unable to perform excessively large batch operation. Creating topic huge with 2000000000 partitions "
+        "needs 2000000001 records, but one operation writes at most 10000 (Kafka's MAX_RECORDS_PER_USER_OP): "
+        "create it with at most 9999 partitions.\n"
+    )
+    assert {p.name: p.read_bytes() for p in state_dir.rglob("*") if p.is_file()} == segments
+    assert cluster("topic", "describe", "huge").stderr == "Topic 'huge' does not exist as expected\n"
