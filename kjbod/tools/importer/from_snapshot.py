@@ -314,6 +314,9 @@ def _read_once(files: list[Path], image: Image) -> _ReadOnce | None:
         files=seen.files,
         log_dirs={(b, names[(b, p)]): where for (b, p), where in seen.log_dirs.items() if (b, p) in names},
         directory_names=names,
+        # Every replica listed under a path the snapshot places in the directory joined to it:
+        # the usual case, and the log-dirs import need not look at each replica again.
+        directories_as_recorded=all(names[(broker, where)] == directory for broker, where, directory in placed),
     )
     return _ReadOnce(join, joined)
 

@@ -161,7 +161,7 @@ def _directory_warnings(image: Image, seen: Observations) -> list[str]:
     # than the state records are sorted, for the order of the warnings.
     elsewhere = []
     names = seen.directory_names
-    for topic, partitions in seen.current.items():
+    for topic, partitions in () if seen.directories_as_recorded else seen.current.items():
         registrations = by_name[topic].partitions
         for partition, brokers in partitions.items():
             if not brokers:

@@ -99,6 +99,9 @@ class Observations:
     # paths were joined to directory ids (import from a snapshot) labels the current replicas'
     # observations by path instead: (broker, path) -> directory id then names the directory.
     directory_names: Mapping[tuple[int, str], str] | None = None
+    # True when whoever labelled the observations knows that every current replica is in the
+    # directory the cluster state records for it: there is nothing to warn about.
+    directories_as_recorded: bool = False
 
     def get(self, topic: str, partition: int, broker: int, future: bool = False) -> Observation | None:
         by_partition = (self.future if future else self.current).get(topic)
@@ -233,6 +236,8 @@ class LogDirsReader:
             return
         for j, raw_dir in enumerate(raw_dirs):
             self._read_log_dir(raw_dir, source, f"{where}.logDirs[{j}]", broker if paths is not None else None, paths)
+            # Read: its entries (a million-partition output's parsed document is gigabytes) go now.
+            raw_dirs[j] = None
 
     def _read_log_dir(self, raw: Any, source: str, where: str, broker: int | None, paths: Mapping[str, str] | None) -> None:
         problems = self.problems
@@ -333,8 +338,7 @@ class LogDirsReader:
             names, sizes, lags, futures = self._checked_columns(raw_partitions, source, where)
         slots = self._slots
         new = tuple.__new__  # builds the NamedTuple at C speed (its own __new__ is Python code)
-        for k, slot in enumerate(map(slots.get, names)):
-            name = names[k]
+        for k, (name, slot, future) in enumerate(zip(names, map(slots.get, names), futures)):
             if slot is None:
                 if name is None:
                     continue  # an entry with a problem
@@ -345,7 +349,6 @@ class LogDirsReader:
             if broker is None:
                 continue  # its broker or directory is already a problem
             replicas = slot.replicas
-            future = futures[k]
             if replicas and broker in replicas:
                 if not record:
                     continue
