@@ -75,8 +75,27 @@ def plan_observations_import(image: Image, seen: Observations) -> LogDirsImport:
         topic = by_name[name]
         current, future = seen.current.get(name, {}), seen.future.get(name, {})
         size_ids, size_values, logs = [], [], []
+        fresh = not topic.replica_logs  # as after an import: no replica-log entries to compare with
         for partition_id in sorted(set(current) | set(future)):
             registration = topic.partitions[partition_id]
+            observed = current.get(partition_id)
+            if fresh and observed and partition_id not in future:
+                # The usual partition, at C speed where it can be (a million of them): what
+                # partition_sizes and _replica_log_changes decide when there are no replica logs.
+                leader_log = observed.get(registration.leader)
+                if leader_log is not None:
+                    size = leader_log.size
+                else:
+                    size = topic.sizes[partition_id] if partition_id in topic.sizes else max(o.size for o in observed.values())
+                if topic.sizes.get(partition_id) != size:
+                    size_ids.append(partition_id)
+                    size_values.append(size)
+                for broker in registration.replicas:
+                    observation = observed.get(broker)
+                    if observation is not None and (observation.size != size or observation.offset_lag != 0):
+                        logs.append({"partition_id": partition_id, "broker_id": broker, "size_bytes": observation.size, "offset_lag": observation.offset_lag})
+                        counts["logs"] += 1
+                continue
             sizes = partition_sizes(registration.replicas, registration.leader, current.get(partition_id), future.get(partition_id))
             if sizes is None:
                 continue  # nothing usable was reported
