@@ -607,3 +607,30 @@ def test_generate_with_no_topics_proposes_nothing(cluster: Cli, tmp_path: Path) 
         "Proposed partition reassignment configuration",
         '{"version":1,"partitions":[]}',
     ]
+
+
+def test_execute_of_more_partitions_than_one_operation_may_write_is_one_line_and_writes_nothing(cli: Cli, bootstrapped: Path, tmp_path: Path) -> None:
+    register(cli, [1, 2], racks=False)
+    half = 5001  # two topics: 10002 partitions, more than MAX_RECORDS_PER_USER_OP (10000)
+    for name in ("a", "b"):
+        assert cli("topic", "create", name, "--partitions", str(half), "--replication-factor", "1", "--seed", "1").exit_code == 0
+    image = read_image(bootstrapped)
+    plan = {"version": 1, "partitions": [
+        {"topic": name, "partition": p, "replicas": [3 - image.topics.by_name[name].partitions[p].replicas[0]], "log_dirs": ["any"]}
+        for name in ("a", "b") for p in range(half)
+    ]}
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps(plan))
+    files = {p.name: p.read_bytes() for p in bootstrapped.rglob("*") if p.is_file()}
+    result = cli("reassign", "execute", "--reassignment-json-file", str(path))
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == (
+        "POLICY_VIOLATION: Unable to perform excessively large batch operation. Altering the reassignments of 10002 partitions "
+        "needs more than 10000 records, but one operation writes at most 10000 (Kafka's MAX_RECORDS_PER_USER_OP): "
+        "split the reassignment into batches of at most 10000 partitions and run them one after another.\n"
+    )
+    assert {p.name: p.read_bytes() for p in bootstrapped.rglob("*") if p.is_file()} == files
+    # A batch within the limit starts.
+    plan["partitions"] = plan["partitions"][:10000]
+    path.write_text(json.dumps(plan))
+    assert cli("reassign", "execute", "--reassignment-json-file", str(path)).exit_code == 0
