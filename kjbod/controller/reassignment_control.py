@@ -20,7 +20,7 @@ from kjbod.controller.cluster_control import ClusterControl
 from kjbod.controller.errors import ApiError, Errors
 from kjbod.controller.partition_change import Election
 from kjbod.controller.replication_control import DirectoryAssignment, ReplicationControl
-from kjbod.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult, kafka_record_count, refuse_excessive_records
+from kjbod.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult, kafka_record_count
 from kjbod.errors import UserError
 from kjbod.image import Image, PartitionRegistration, TopicImage
 from kjbod.records import (
@@ -39,6 +39,7 @@ DEFAULT_MESSAGES = {
     Errors.LOG_DIR_NOT_FOUND: "The user-specified log directory is not found in the broker config.",
     Errors.NOT_LEADER_OR_FOLLOWER: "For requests intended only for the leader, this error indicates that the broker is not the current leader. For requests intended for any replica, this error indicates that the broker is not a replica of the topic partition.",
     Errors.UNSUPPORTED_VERSION: "The version of API is not supported.",
+    Errors.UNKNOWN_SERVER_ERROR: "The server experienced an unexpected error when processing the request.",
 }
 
 
@@ -154,17 +155,20 @@ class ReassignmentControl:
         for target in unique.values():
             try:
                 built = self._alter_one(target)
-                records.extend(built)
-                # Kafka's records only: kjbod's own (the new replicas' empty logs) are not Kafka's.
-                kafka_records += kafka_record_count(built)
-                if kafka_records > MAX_RECORDS_PER_USER_OP:
-                    refuse_excessive_records(
-                        f"Altering the reassignments of {len(unique)} partitions needs more than {MAX_RECORDS_PER_USER_OP} records",
-                        f"split the reassignment into batches of at most {MAX_RECORDS_PER_USER_OP} partitions and run them one after another",
-                    )
-                results.append(ReassignmentResult(target.topic, target.partition, ApiError(Errors.NONE)))
             except _PartitionError as exc:
                 results.append(ReassignmentResult(target.topic, target.partition, exc.api_error))
+                continue
+            # Kafka adds the records to a BoundedList of MAX_RECORDS_PER_USER_OP inside the
+            # per-partition try (RCM:1971-1996), so a partition past the limit fails with
+            # UNKNOWN_SERVER_ERROR (no message: ApiError.fromThrowable) while the ones before it
+            # start. Only Kafka's records count: kjbod's own (the new replicas' empty logs) are not.
+            needed = kafka_record_count(built)
+            if kafka_records + needed > MAX_RECORDS_PER_USER_OP:
+                results.append(ReassignmentResult(target.topic, target.partition, ApiError(Errors.UNKNOWN_SERVER_ERROR)))
+                continue
+            kafka_records += needed
+            records.extend(built)
+            results.append(ReassignmentResult(target.topic, target.partition, ApiError(Errors.NONE)))
         return ControllerResult.atomic_of(records, tuple(results))
 
     def _alter_one(self, target: ReassignmentTarget) -> list[Record]:

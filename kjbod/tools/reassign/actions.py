@@ -38,6 +38,8 @@ from kjbod.common.java import (
 from kjbod.common.kafka_uuid import DirectoryId
 from kjbod.controller import Controller, ControllerResult
 from kjbod.controller.clock_control import format_duration
+from kjbod.controller.errors import Errors
+from kjbod.controller.result import MAX_RECORDS_PER_USER_OP
 from kjbod.controller.reassignment_control import (
     ConfigChange,
     OngoingReassignment,
@@ -384,6 +386,13 @@ def execute(
     }
     if failed:
         error = "Error reassigning partition(s):\n" + "\n".join(f"{r.topic}-{r.partition}: {exception_message(r.error)}" for r in failed)
+        past_the_limit = sum(1 for r in failed if r.error.error is Errors.UNKNOWN_SERVER_ERROR)
+        if past_the_limit:
+            error += (
+                f"\n(kjbod) {past_the_limit} partition(s) failed because Kafka's controller writes at most {MAX_RECORDS_PER_USER_OP} "
+                "records for one request (MAX_RECORDS_PER_USER_OP) while the partitions before them started: split the plan into "
+                f"files of at most {MAX_RECORDS_PER_USER_OP} partitions and run them one after another"
+            )
         return ControllerResult.atomic_of(records, ToolReport(tuple(lines), data, error))
     started = sorted(proposed, key=tp_key)
     lines.append(f"Successfully started partition reassignment{'s' if len(started) > 1 else ''} for {csv(tp_text(tp) for tp in started)}")
