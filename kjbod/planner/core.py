@@ -12,15 +12,15 @@ displaced replicas in the least-used directories and moves replicas between dire
 each one is within the band around the broker's mean usage and under the capacity threshold.
 
 Leaders never move unless they must (their broker or directory is going away). For `balance`,
-leaders are evened out by choosing each partition's preferred (first) replica among its brokers,
-which moves no data: a preferred-leader election after the reassignment applies it.
+leaders are evened out to the floor or ceiling of the mean by choosing each partition's preferred
+(first) replica among its brokers, which moves no data: a preferred-leader election after the
+reassignment applies it. Partitions that move anyway are reordered first (leaders.py).
 """
 
 from __future__ import annotations
 
 import heapq
 import re
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -32,6 +32,7 @@ from kjbod.common.callbacks import ignore
 from kjbod.errors import UserError
 from kjbod.planner.engine import Engine
 from kjbod.planner.kernels import DIRECTORY, SHED
+from kjbod.planner.leaders import balance_leaders
 from kjbod.planner.tables import NO_RACK, UNPLACED, ClusterTables
 
 # A broker's bytes are balanced within this fraction of its target.
@@ -93,6 +94,8 @@ class Plan:
     count_target: np.ndarray | None = None
     count_high: np.ndarray | None = None
     byte_target: np.ndarray | None = None
+    leader_holders: np.ndarray | None = None  # brokers the preferred leaders are spread over (balance)
+    leaders_reordered_only: int = 0  # partitions reordered for leadership that nothing else changes
 
     @property
     def inter_moved(self) -> np.ndarray:
@@ -960,140 +963,14 @@ def _apply_directory_events(t: ClusterTables, events: pd.DataFrame, arrived: np.
 
 
 def _balance_leaders(t: ClusterTables, result: Plan, setup: _Setup) -> None:
-    """Even out preferred leaders by reordering replica lists (no data moves): brokers over
-    their band hand leadership to the follower furthest under target, then brokers under their
-    band take it from leaders over target; a few rounds, as each opens moves for the next."""
-    balancer = _LeaderBalancer(t, result, setup)
-    for _ in range(3):
-        before = list(balancer.counts)
-        balancer.shed_from_over()
-        balancer.fill_under()
-        if balancer.counts == before:
-            break
-    # What the direct hand-overs could not reach: chains of them (A leads a partition B follows,
-    # B leads one C follows, ...), one leadership at a time.
-    for _ in range(LEADER_CHAINS):
-        if not balancer.hand_over_along_a_chain():
-            break
-
-
-# At most this many chains of leadership hand-overs (each one a breadth-first search over the
-# brokers); the direct hand-overs leave only a few brokers outside their band.
-LEADER_CHAINS = 200
-
-
-class _LeaderBalancer:
-    def __init__(self, t: ClusterTables, result: Plan, setup: _Setup) -> None:
-        self.t = t
-        self.position = result.new_pos
-        self.holders = setup.receivable | t.broker_active
-        self.first = t.part_offsets[:-1]
-        self.target = _integer_targets(len(self.first), self.holders.astype(np.float64))
-        slack = np.floor(self.target * result.request.count_tolerance).astype(np.int64)
-        self.low, self.high = self.target - slack, self.target + slack
-        self.leader_row = _leader_rows(t, self.position)
-        self.broker_of = result.new_broker.tolist()
-        self.counts: list[int] = np.bincount(result.new_broker[self.leader_row], minlength=t.broker_count).tolist()
-        # Partitions with a replica of an excluded topic or on an excluded broker keep their order.
-        self.fixed = np.zeros(len(self.first), dtype=bool)
-        self.fixed[t.rep_part[setup.excluded]] = True
-        self.tiebreak = setup.tiebreak
-        self._led: list[dict[int, None]] | None = None
-
-    def swap(self, partition: int, to_row: int) -> None:
-        row = int(self.leader_row[partition])
-        self.position[row], self.position[to_row] = self.position[to_row], self.position[row]
-        self.counts[self.broker_of[row]] -= 1
-        self.counts[self.broker_of[to_row]] += 1
-        self.leader_row[partition] = to_row
-        if self._led is not None:
-            del self._led[self.broker_of[row]][partition]
-            self._led[self.broker_of[to_row]][partition] = None
-
-    def shed_from_over(self) -> None:
-        t, counts, broker_of, target = self.t, self.counts, self.broker_of, self.target
-        over = np.array(counts) > self.high
-        partitions = np.flatnonzero(over[np.array(broker_of)[self.leader_row]] & ~self.fixed)
-        for p in partitions[np.argsort(self.tiebreak[self.leader_row[partitions]], kind="stable")].tolist():
-            leader = broker_of[self.leader_row[p]]
-            if counts[leader] <= self.high[leader]:
-                continue
-            rows = [
-                r for r in range(int(self.first[p]), int(t.part_offsets[p + 1]))
-                if r != self.leader_row[p] and self.holders[broker_of[r]] and counts[broker_of[r]] < target[broker_of[r]]
-            ]
-            if rows:
-                self.swap(p, min(rows, key=lambda r: (counts[broker_of[r]] - target[broker_of[r]], self.tiebreak[r])))
-
-    def hand_over_along_a_chain(self) -> bool:
-        """One leadership moves from a broker over its band (or over target, when some broker
-        is under its band) to a broker under its band (or under target, when some broker is
-        over), through intermediate brokers that each give one and take one. False when every
-        broker is in its band or no chain exists."""
-        t, counts, broker_of = self.t, self.counts, self.broker_of
-        over = [b for b in range(t.broker_count) if counts[b] > self.high[b]]
-        under = [b for b in range(t.broker_count) if self.holders[b] and counts[b] < self.low[b]]
-        if not over and not under:
-            return False
-        sources = over or [b for b in range(t.broker_count) if counts[b] > self.target[b]]
-        is_sink = [False] * t.broker_count
-        for b in under or [b for b in range(t.broker_count) if self.holders[b] and counts[b] < self.target[b]]:
-            is_sink[b] = True
-        led = self._led_partitions()
-        parent: dict[int, tuple[int, int]] = {}  # broker -> (partition whose leadership it takes, follower row)
-        seen = set(sources)
-        queue = deque(sources)
-        while queue:
-            a = queue.popleft()
-            for p in list(led[a]):
-                for r in range(int(t.part_offsets[p]), int(t.part_offsets[p + 1])):
-                    b = broker_of[r]
-                    if b in seen or r == self.leader_row[p] or not self.holders[b]:
-                        continue
-                    seen.add(b)
-                    parent[b] = (p, r)
-                    if is_sink[b]:
-                        self._apply_chain(parent, b, set(sources))
-                        return True
-                    queue.append(b)
-        return False
-
-    def _led_partitions(self) -> list[dict[int, None]]:
-        """Per broker, the partitions it leads that may change leader (built once, then kept
-        up to date by `swap`)."""
-        if self._led is None:
-            self._led = [{} for _ in range(self.t.broker_count)]
-            leaders = np.array(self.broker_of)[self.leader_row]
-            movable = np.flatnonzero(~self.fixed)
-            for p in movable[np.argsort(self.tiebreak[self.leader_row[movable]], kind="stable")].tolist():
-                self._led[leaders[p]][p] = None
-        return self._led
-
-    def _apply_chain(self, parent: dict[int, tuple[int, int]], sink: int, sources: set[int]) -> None:
-        b = sink
-        while b not in sources:
-            p, r = parent[b]
-            previous = self.broker_of[self.leader_row[p]]
-            self.swap(p, r)
-            b = previous
-
-    def fill_under(self) -> None:
-        t, counts, broker_of = self.t, self.counts, self.broker_of
-        under = np.array(counts) < self.low
-        rows = np.flatnonzero(under[np.array(broker_of)] & (self.position != 0) & ~self.fixed[t.rep_part])
-        for r in rows[np.argsort(self.tiebreak[rows], kind="stable")].tolist():
-            b = broker_of[r]
-            if counts[b] >= self.low[b]:
-                continue
-            p = int(t.rep_part[r])
-            leader = broker_of[self.leader_row[p]]
-            if counts[leader] > self.target[leader]:
-                self.swap(p, r)
-
-
-def _leader_rows(t: ClusterTables, position: np.ndarray) -> np.ndarray:
-    """Per partition: the row of its preferred leader (position 0)."""
-    rows = np.flatnonzero(position == 0)
-    out = np.empty(len(t.part_id), dtype=np.int64)
-    out[t.rep_part[rows]] = rows
-    return out
+    """Even out preferred leaders over the brokers that hold load by reordering replica lists
+    (no data moves), partitions that move anyway first (see leaders.py)."""
+    moving = np.zeros(len(t.part_id), dtype=bool)
+    moving[t.rep_part[result.inter_moved | result.intra_moved]] = True
+    fixed = np.zeros(len(t.part_id), dtype=bool)
+    fixed[t.rep_part[setup.excluded]] = True
+    eligible = result.holders & t.broker_active
+    balance = balance_leaders(t.part_offsets, result.new_broker, result.new_pos, eligible, fixed, moving, setup.tiebreak)
+    result.leader_holders = balance.eligible
+    result.leaders_reordered_only = balance.reordered_only
+    result.notes.extend(balance.notes)

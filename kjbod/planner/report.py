@@ -25,16 +25,23 @@ class Balance:
     dir_leaders: np.ndarray
     rack_violations: int
 
-    def spreads(self, t: ClusterTables, brokers: np.ndarray, kept_dirs: np.ndarray, replica_share: np.ndarray, byte_share: np.ndarray) -> dict[str, Any]:
+    def spreads(
+        self, t: ClusterTables, brokers: np.ndarray, kept_dirs: np.ndarray, replica_share: np.ndarray, byte_share: np.ndarray,
+        leader_brokers: np.ndarray | None = None,
+    ) -> dict[str, Any]:
         """Spreads over the brokers that hold load (each broker's deviation from its share of
         the total: the plan's targets, which follow capacity for bytes and the rack rule) and,
-        for directories, the online ones that stay (a directory being drained is leaving)."""
+        for directories, the online ones that stay (a directory being drained is leaving).
+        Leaders are measured over `leader_brokers` (the brokers they were spread over) when given."""
 
-        def deviation(values: np.ndarray, share: np.ndarray | None = None) -> float:
-            if not brokers.any():
+        def deviation(values: np.ndarray, share: np.ndarray | None = None, over: np.ndarray = brokers) -> float:
+            if not over.any():
                 return 0.0
-            expected = values[brokers].sum() * (share if share is not None else 1.0 / brokers.sum())
-            return float(np.max(np.abs(values[brokers] - expected) / np.maximum(expected, 1e-9)))
+            expected = values[over].sum() * (share if share is not None else 1.0 / over.sum())
+            return float(np.max(np.abs(values[over] - expected) / np.maximum(expected, 1e-9)))
+
+        leaders_over = leader_brokers if leader_brokers is not None and leader_brokers.any() else brokers
+        leader_mean = float(self.leaders[leaders_over].sum()) / max(int(leaders_over.sum()), 1)
 
         dir_capacity = t.dir_capacity.astype(np.float64)
         known = kept_dirs & (dir_capacity > 0) & brokers[t.dir_broker]
@@ -45,7 +52,9 @@ class Balance:
         points = np.abs(usage - broker_mean[t.dir_broker])[known] * 100
         return {
             "replicasMaxDeviationPercent": round(deviation(self.replicas.astype(np.float64), replica_share) * 100, 3),
-            "leadersMaxDeviationPercent": round(deviation(self.leaders.astype(np.float64)) * 100, 3),
+            "leadersMaxDeviationPercent": round(deviation(self.leaders.astype(np.float64), over=leaders_over) * 100, 3),
+            # The same in leaders: the furthest any broker is from the mean.
+            "leadersMaxDeviation": round(float(np.max(np.abs(self.leaders[leaders_over] - leader_mean))), 2) if leaders_over.any() else 0.0,
             "bytesMaxDeviationPercent": round(deviation(self.bytes, byte_share) * 100, 3),
             "replicasMin": int(self.replicas[brokers].min()) if brokers.any() else 0,
             "replicasMax": int(self.replicas[brokers].max()) if brokers.any() else 0,
@@ -177,8 +186,9 @@ def report(plan: Plan, seconds: float, engine: str) -> PlanReport:
         "lowerBoundBytes": bound,
         "movedOverLowerBound": round(moved_bytes / bound, 3) if bound else (1.0 if moved_bytes == 0 else None),
         "preferredLeadersChanged": leaders_changed,
-        "before": before.spreads(t, brokers, kept_dirs, replica_share, byte_share),
-        "after": after.spreads(t, brokers, kept_dirs, replica_share, byte_share),
+        "partitionsReorderedOnly": int(plan.leaders_reordered_only),
+        "before": before.spreads(t, brokers, kept_dirs, replica_share, byte_share, plan.leader_holders),
+        "after": after.spreads(t, brokers, kept_dirs, replica_share, byte_share, plan.leader_holders),
         "notes": list(plan.notes),
         "perBroker": _per_broker(t, before, after, plan),
         "perDirectory": _per_directory(t, before, after, plan),
