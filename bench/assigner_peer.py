@@ -105,7 +105,8 @@ def run_assigner(cluster_dir: Path, workdir: Path, ours: dict[str, Any]) -> None
     python = assigner_python(workdir)
     sizes = sizes_of(input_dir)
     ours_plan = json.loads((cluster_dir / "plan-balance.json").read_bytes())["partitions"]
-    rows = [("kjbod reassign plan --goal balance", ours["report"]["seconds"], ours["seconds"], figures(input_dir, ours_plan, sizes))]
+    engine = ours["report"]["engine"]
+    rows = [(f"kjbod reassign plan --goal balance ({engine} engine)", ours["report"]["seconds"], ours["seconds"], figures(input_dir, ours_plan, sizes))]
     for mode in ("shipped", "fixed"):
         out = cluster_dir / f"assigner-{mode}.json"
         started = time.perf_counter()
@@ -126,3 +127,5 @@ def run_assigner(cluster_dir: Path, workdir: Path, ours: dict[str, Any]) -> None
             f"    max deviation from the mean: replicas {f['replicasDeviation']:.2f}% ({f['replicasMin']}-{f['replicasMax']}), "
             f"leaders {f['leadersDeviation']:.2f}%, bytes {f['bytesDeviation']:.2f}%; rack violations {f['rackViolations']}"
         )
+    for label, _, wall, _ in rows[1:]:
+        print(f"kjbod ({engine}) end to end: {wall / ours['seconds']:.2f}x faster than {label} ({ours['seconds']:.1f} s against {wall:.1f} s)")

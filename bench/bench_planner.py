@@ -1,6 +1,7 @@
 """The placement planner at scale: time, peak memory and plan quality on synthetic clusters.
 
     python bench/bench_planner.py                          # 1000 brokers x 12 dirs, 1M partitions, balance
+    python bench/bench_planner.py --partitions 200000,1000000 --repeat 2 # Spark against local, interleaved
     python bench/bench_planner.py --partitions 100000,300000,1000000     # scaling
     python bench/bench_planner.py --goals remove-brokers,drain-dirs      # the must-move goals
     python bench/bench_planner.py --partitions 200000 --assigner         # against kafka-assigner
@@ -9,8 +10,11 @@ Each cluster comes from bench/synthetic.py (racks of unequal size, skewed partit
 topics, nearly full disks) with `--new-brokers` empty brokers added, so `balance` starts skewed.
 Disks are sized so the cluster would be half full when even. The cluster is imported with
 `kjbod import cluster`, then `kjbod reassign plan` runs as a subprocess, end to end (reading the
-state, Spark, writing the plan), while the whole process tree's memory is sampled. Every plan is
-then checked by `kjbod reassign check` (the hard rules) and the figures printed:
+state, Spark, writing the plan), while the whole process tree's memory is sampled; once per
+engine of `--engines` (alternating, `--repeat` times), so that the engines' ratio comes from the
+same run on the same machine: the medians' ratio is printed, and whether the engines' plans are
+byte for byte the same. Every plan is then checked by `kjbod reassign check` (the hard rules)
+and the figures printed:
 
     time, peak memory (process tree, Spark's JVM included), hard-rule violations, replica count,
     leader and byte spread across brokers, directory spread within brokers, data moved against
@@ -25,8 +29,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import hashlib
 import math
 import os
+import statistics
 import subprocess
 import sys
 import threading
@@ -164,11 +170,11 @@ def goal_options(goal: str, cluster_dir: Path, args: argparse.Namespace) -> list
     return []
 
 
-def run_plan(cluster_dir: Path, goal: str, args: argparse.Namespace) -> dict[str, Any]:
+def run_plan(cluster_dir: Path, goal: str, args: argparse.Namespace, engine: str) -> dict[str, Any]:
     plan_file = cluster_dir / f"plan-{goal}.json"
     command = [
         *KJBOD, "--state", str(cluster_dir / "state"), "-o", "json", "reassign", "plan", "--goal", goal,
-        "--engine", args.engine, "--output-file", str(plan_file), "--overwrite", *goal_options(goal, cluster_dir, args),
+        "--engine", engine, "--output-file", str(plan_file), "--overwrite", *goal_options(goal, cluster_dir, args),
     ]
     result, elapsed, peak = run_measured(command)
     if result.returncode != 0:
@@ -182,19 +188,25 @@ def run_plan(cluster_dir: Path, goal: str, args: argparse.Namespace) -> dict[str
         violations: Any = f"{verdict['counts'].get('error', 0)} error(s)" + (f" in {', '.join(verdict['failedChecks'])}" if verdict["failedChecks"] else "")
     except (ValueError, KeyError, TypeError):
         violations = f"unreadable check output: {check.stderr.strip()[-300:]}"
-    return {"report": report, "seconds": elapsed, "peak": peak, "violations": violations, "checkExit": check.returncode}
+    digest = hashlib.sha256(plan_file.read_bytes()).hexdigest()
+    return {"report": report, "seconds": elapsed, "peak": peak, "violations": violations, "checkExit": check.returncode, "digest": digest}
 
 
 def print_plan(label: str, run: dict[str, Any]) -> None:
     r = run["report"]
     before, after = r["before"], r["after"]
     print(f"{label}: {run['seconds']:.1f} s end to end (planner {r['seconds']:.1f} s), peak memory {run['peak'] / GIB:.2f} GiB")
+    print(f"  engine: {r['engine']}" + (f" ({r['engineReason']})" if r.get("engineReason") else ""))
     print(f"  hard-rule violations (reassign check): {run['violations']} (exit {run['checkExit']})")
     print(
         f"  replicas per broker: max deviation {before['replicasMaxDeviationPercent']:.2f}% -> {after['replicasMaxDeviationPercent']:.2f}% "
         f"({after['replicasMin']}-{after['replicasMax']})"
     )
-    print(f"  leaders per broker: max deviation {before['leadersMaxDeviationPercent']:.2f}% -> {after['leadersMaxDeviationPercent']:.2f}%")
+    print(
+        f"  preferred leaders per broker: max deviation {before['leadersMaxDeviationPercent']:.2f}% -> {after['leadersMaxDeviationPercent']:.2f}% "
+        f"({before.get('leadersMaxDeviation', 0):.1f} -> {after.get('leadersMaxDeviation', 0):.1f} leaders from the mean); "
+        f"{r.get('partitionsReorderedOnly', 0)} partitions reordered only"
+    )
     print(f"  bytes per broker: max deviation {before['bytesMaxDeviationPercent']:.2f}% -> {after['bytesMaxDeviationPercent']:.2f}%")
     print(
         f"  directory usage, furthest from its broker's mean: {before['directoryUsageMaxPointsFromBrokerMean']:.2f} -> "
@@ -221,31 +233,60 @@ def main() -> int:
     parser.add_argument("--racks", type=int, default=10)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--goals", default="balance")
-    parser.add_argument("--engine", default="spark", choices=["spark", "local"])
+    parser.add_argument("--engines", default="spark,local", help="comma-separated, of auto, spark, local: run alternately")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each engine per goal (alternating)")
     parser.add_argument("--assigner", action="store_true", help="also run kafka-assigner count+rackaware")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/kjbod-bench-planner"))
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
+    engines = args.engines.split(",")
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the start (shared machine: ratios are from the same run)")
     times: list[tuple[int, float]] = []
     for size in (int(s) for s in args.partitions.split(",")):
         print(f"== {size} partitions, {args.brokers} brokers ({args.new_brokers} empty) x {args.dirs} dirs, {args.racks} racks", flush=True)
         cluster_dir = prepare(args.workdir, size, args)
         for goal in args.goals.split(","):
-            run = run_plan(cluster_dir, goal, args)
-            print_plan(f"{goal} ({args.engine})", run)
+            runs: dict[str, list[dict[str, Any]]] = {engine: [] for engine in engines}
+            for attempt in range(args.repeat):
+                for engine in engines:
+                    run = run_plan(cluster_dir, goal, args, engine)
+                    runs[engine].append(run)
+                    print_plan(f"{goal} ({engine}, run {attempt + 1})", run)
+            compare_engines(goal, runs)
             if goal == "balance":
-                times.append((size, run["seconds"]))
+                times.append((size, statistics.median(r["seconds"] for r in runs[engines[0]])))
         if args.assigner:
             from assigner_peer import run_assigner  # noqa: PLC0415  (kept apart: it needs its own venv)
 
-            ours = run_plan(cluster_dir, "balance", args) if "balance" not in args.goals.split(",") else run
+            ours = run_plan(cluster_dir, "balance", args, engines[0])
+            print_plan(f"balance ({engines[0]}, beside kafka-assigner)", ours)
             run_assigner(cluster_dir, args.workdir, ours)
     if len(times) > 1:
         base_size, base_time = times[0]
-        print("scaling (balance, end to end):")
+        print(f"scaling (balance, {engines[0]}, end to end):")
         for size, seconds in times:
             print(f"  {size:>9} partitions: {seconds:6.1f} s  ({seconds / base_time:.2f}x the time for {size / base_size:.0f}x the partitions)")
     return 0
+
+
+def compare_engines(goal: str, runs: dict[str, list[dict[str, Any]]]) -> None:
+    """The engines' median times side by side, their ratio to the last engine, and whether every
+    run wrote the same plan."""
+    engines = list(runs)
+    if len(engines) < 2:
+        return
+    base = engines[-1]
+    base_wall = statistics.median(r["seconds"] for r in runs[base])
+    base_planner = statistics.median(r["report"]["seconds"] for r in runs[base])
+    for engine in engines[:-1]:
+        wall = statistics.median(r["seconds"] for r in runs[engine])
+        planner = statistics.median(r["report"]["seconds"] for r in runs[engine])
+        print(
+            f"{goal}: {engine}/{base} wall-time ratio {wall / base_wall:.2f} ({wall:.1f} s / {base_wall:.1f} s, medians of "
+            f"{len(runs[engine])} and {len(runs[base])}); planner only {planner / base_planner:.2f}"
+        )
+    digests = {r["digest"] for rs in runs.values() for r in rs}
+    print(f"{goal}: {'the same plan from every run of every engine' if len(digests) == 1 else f'{len(digests)} different plans!'}")
 
 
 if __name__ == "__main__":

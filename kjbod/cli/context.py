@@ -70,6 +70,17 @@ class AppContext:
         with loading(self) as progress:
             return read_image(self.state_dir, lock_timeout=self.lock_timeout, notify=self.notify, progress=progress)
 
+    def state_bytes(self) -> int:
+        """The size of the state's largest file (its newest snapshot or its log), 0 when there is
+        none: enough to guess a cluster's size before loading it."""
+        import os
+
+        try:
+            with os.scandir(self.state_dir) as entries:
+                return max((entry.stat().st_size for entry in entries if entry.is_file()), default=0)
+        except OSError:
+            return 0
+
     def run(
         self, operation: Callable[[Controller], ControllerResult[T]], *, doing: str | None = None, **options: Any
     ) -> tuple[ControllerResult[T], Image]:

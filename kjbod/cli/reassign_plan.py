@@ -28,6 +28,7 @@ class RackModeChoice(str, Enum):
 
 
 class EngineChoice(str, Enum):
+    auto = "auto"
     spark = "spark"
     local = "local"
 
@@ -54,7 +55,11 @@ def plan(
         ),
     ],
     brokers: Annotated[
-        Optional[str], typer.Option("--brokers", metavar="LIST", help='The brokers to add or remove, as "7,8,9" (add-brokers, remove-brokers).')
+        Optional[str],
+        typer.Option(
+            "--broker-list", "--brokers", metavar="LIST",
+            help='The brokers to add or remove, as "7,8,9" (add-brokers, remove-brokers); --brokers is the same option.',
+        ),
     ] = None,
     dirs: Annotated[
         Optional[list[str]],
@@ -82,11 +87,22 @@ def plan(
     ] = 0.8,
     seed: Annotated[int, typer.Option("--seed", help="Seed for tie-breaks; the same seed and state give the same plan.")] = 0,
     engine: Annotated[
-        Optional[EngineChoice],
-        typer.Option("--engine", case_sensitive=False, help="spark or local (default: Spark in local mode for large clusters, local otherwise)."),
-    ] = None,
+        EngineChoice,
+        typer.Option(
+            "--engine", case_sensitive=False,
+            help="auto, spark or local. auto picks Spark where it is expected to be faster on this machine "
+            "(its cores, the cluster's size, a --spark-master) and the report says which it chose and why.",
+        ),
+    ] = EngineChoice.auto,
     spark_master: Annotated[
         Optional[str], typer.Option("--spark-master", metavar="URL", help="Run the Spark engine on this master (spark://host:7077, local[4], ...).")
+    ] = None,
+    spark_conf: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--spark-conf", metavar="KEY=VALUE",
+            help="A Spark setting passed through to the session, e.g. spark.executor.memory=4g; repeatable.",
+        ),
     ] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace --output-file if it exists.")] = False,
 ) -> None:
@@ -103,15 +119,15 @@ def plan(
     from kjbod.common.units import parse_bytes
     from kjbod.errors import UserError
     from kjbod.planner import Goal, PlanRequest, RackMode
-    from kjbod.tools.reassign.plan import check_output_file, plan_reassignment
+    from kjbod.tools.reassign.plan import check_output_file, plan_reassignment, spark_before_loading
 
     app_ = app_context(ctx)
     goal_ = Goal(goal.value)
-    broker_list = _broker_list(brokers, "--brokers")
+    broker_list = _broker_list(brokers, "--broker-list")
     if goal_ in (Goal.ADD_BROKERS, Goal.REMOVE_BROKERS) and not broker_list:
-        raise UserError(f"--goal {goal_.value} needs --brokers, e.g. --brokers 7,8")
+        raise UserError(f"--goal {goal_.value} needs --broker-list, e.g. --broker-list 7,8")
     if broker_list and goal_ not in (Goal.ADD_BROKERS, Goal.REMOVE_BROKERS):
-        raise UserError(f"--brokers is for --goal add-brokers or remove-brokers, not {goal_.value}")
+        raise UserError(f"--broker-list is for --goal add-brokers or remove-brokers, not {goal_.value}")
     dir_specs = tuple(_dir_spec(text) for text in dirs or [])
     if goal_ is Goal.DRAIN_DIRS and not dir_specs:
         raise UserError("--goal drain-dirs needs at least one --dir BROKER:PATH, e.g. --dir 3:/data/02/kafka-logs")
@@ -121,6 +137,11 @@ def plan(
         raise UserError(f"Invalid --capacity-threshold {capacity_threshold}: give a share of capacity above 0 and at most 1, e.g. 0.8")
     if spark_master is not None and engine is EngineChoice.local:
         raise UserError("--spark-master runs the Spark engine; drop it or use --engine spark")
+    if spark_conf and engine is EngineChoice.local:
+        raise UserError("--spark-conf is for the Spark engine; drop it or use --engine spark (or auto)")
+    from kjbod.planner.session import parse_spark_conf
+
+    spark_settings = parse_spark_conf(spark_conf or [])
     request = PlanRequest(
         goal=goal_,
         brokers=broker_list,
@@ -136,12 +157,19 @@ def plan(
     to_stdout = str(output_file) == "-"
     if not to_stdout:
         check_output_file(output_file, overwrite)  # before the work, not after it
-    image = app_.read_image()
+    # Spark (when it will be wanted) starts now, so that its JVM comes up while the state loads.
+    spark = spark_before_loading(engine.value, spark_master, spark_settings, state_bytes=app_.state_bytes())
+    try:
+        image = app_.read_image()
+    except BaseException:
+        if spark is not None:
+            spark.discard()
+        raise
     # A live status line on a terminal, nothing otherwise (stdout carries only the report).
     with Progress(app_, "Planning") as progress:
         run = plan_reassignment(
-            image, request, None if to_stdout else output_file, engine=engine.value if engine else None,
-            spark_master=spark_master, progress=progress,
+            image, request, None if to_stdout else output_file, engine=engine.value, spark_master=spark_master, spark_conf=spark_settings,
+            spark=spark, progress=progress,
         )
     data = dict(run.report.data, outputFile=str(output_file))
     if not to_stdout:
@@ -196,9 +224,10 @@ def report_lines(data: dict[str, Any]) -> list[str]:
     directory usage, and anything the rules did not allow."""
     before, after = data["before"], data["after"]
     changed = data["partitionsChanged"]
+    reason = data.get("engineReason") or ""
     lines = [
         f"Planned {data['goal']} for {data['brokers']} brokers, {data['directories']} log directories, {data['partitions']} partitions "
-        f"({data['replicas']} replicas) with the {data['engine']} engine.",
+        f"({data['replicas']} replicas) with the {data['engine']} engine{f' ({reason})' if reason and reason != 'asked for' else ''}.",
     ]
     target = "stdout" if data["outputFile"] == "-" else data["outputFile"]
     if changed:

@@ -383,10 +383,20 @@ def plan(t: ClusterTables, request: PlanRequest, engine: Engine, progress: Calla
         _phase_brokers(t, request, setup, placement, engine, result, budget, targets, progress)
     result.new_broker = placement.broker
     progress("Placing replicas in log directories")
-    _phase_directories(t, request, setup, placement, engine, result, budget)
+    finish_directories = _phase_directories(t, request, setup, placement, engine, result, budget)
+    # Leaders do not depend on directories: they are evened out while the directory kernel runs
+    # (on Spark, at the same time; in this process, after it).
+    leader_notes: list[str] = []
+    touched = None
     if goal is Goal.BALANCE and t.replica_count:
         progress("Evening out preferred leaders")
-        _balance_leaders(t, result, setup)
+        leader_notes, touched = _balance_leaders(t, result, setup)
+    finish_directories()
+    if touched is not None:
+        changed = np.zeros(len(t.part_id), dtype=bool)
+        changed[t.rep_part[result.inter_moved | result.intra_moved]] = True
+        result.leaders_reordered_only = int(np.count_nonzero(touched & ~changed))
+    result.notes.extend(leader_notes)
     _explain_rack_violations(t, request, setup, result)
     return result
 
@@ -890,7 +900,8 @@ def _match_pass(
 
 def _phase_directories(
     t: ClusterTables, request: PlanRequest, setup: _Setup, placement: _Placement, engine: Engine, result: Plan, budget: _Budget
-) -> None:
+) -> Callable[[], None]:
+    """Submits the directory kernel; the function returned applies its result to `result`."""
     new_broker = placement.broker
     arrived = new_broker != t.rep_broker
     # Forced off their directory (drained or failed), and still on their broker.
@@ -926,14 +937,19 @@ def _phase_directories(
         "band": request.disk_band,
         "rebalance": rebalance,
     }
-    changes = engine.map_groups(DIRECTORY, frame, params)
-    new_dir = np.where(arrived, UNPLACED, t.rep_dir).astype(np.int32)
-    if not changes.empty:
-        _apply_directory_events(t, changes, arrived, new_dir, budget)
-    unplaced = arrived & (new_dir == UNPLACED)
-    if unplaced.any():
-        result.notes.append(f"{int(unplaced.sum())} moved replica(s) have no directory with room; the broker will choose")
-    result.new_dir = new_dir
+    pending = engine.submit(DIRECTORY, frame, params)
+
+    def finish() -> None:
+        changes = pending.result()
+        new_dir = np.where(arrived, UNPLACED, t.rep_dir).astype(np.int32)
+        if not changes.empty:
+            _apply_directory_events(t, changes, arrived, new_dir, budget)
+        unplaced = arrived & (new_dir == UNPLACED)
+        if unplaced.any():
+            result.notes.append(f"{int(unplaced.sum())} moved replica(s) have no directory with room; the broker will choose")
+        result.new_dir = new_dir
+
+    return finish
 
 
 def _apply_directory_events(t: ClusterTables, events: pd.DataFrame, arrived: np.ndarray, new_dir: np.ndarray, budget: _Budget) -> None:
@@ -962,15 +978,15 @@ def _apply_directory_events(t: ClusterTables, events: pd.DataFrame, arrived: np.
         new_dir[rep] = directory
 
 
-def _balance_leaders(t: ClusterTables, result: Plan, setup: _Setup) -> None:
+def _balance_leaders(t: ClusterTables, result: Plan, setup: _Setup) -> tuple[list[str], np.ndarray]:
     """Even out preferred leaders over the brokers that hold load by reordering replica lists
-    (no data moves), partitions that move anyway first (see leaders.py)."""
+    (no data moves), partitions that move between brokers anyway first (see leaders.py).
+    Returns the notes and the partitions reordered."""
     moving = np.zeros(len(t.part_id), dtype=bool)
-    moving[t.rep_part[result.inter_moved | result.intra_moved]] = True
+    moving[t.rep_part[result.inter_moved]] = True
     fixed = np.zeros(len(t.part_id), dtype=bool)
     fixed[t.rep_part[setup.excluded]] = True
     eligible = result.holders & t.broker_active
     balance = balance_leaders(t.part_offsets, result.new_broker, result.new_pos, eligible, fixed, moving, setup.tiebreak)
     result.leader_holders = balance.eligible
-    result.leaders_reordered_only = balance.reordered_only
-    result.notes.extend(balance.notes)
+    return balance.notes, balance.touched

@@ -1,46 +1,83 @@
-"""Where the planner's kernels run: in this process, or on Spark.
+"""Where the planner's kernels run: in this process, or on Spark; and which of the two to use.
 
 A kernel is a pure function `(DataFrame of whole groups, params) -> DataFrame`, with the columns
-of its result declared beside it (kjbod.planner.kernels.Kernel). The local engine calls it once
-on the whole table. The Spark engine splits the table into files that each hold whole groups
-(brokers), runs the kernel on each with `mapInArrow`, and reads the results back; the driver
-keeps the small global state between steps. Both give the same rows.
+of its result (and their order) declared beside it (kjbod.planner.kernels.Kernel). The local engine calls it once on the whole table. The Spark engine
+splits the table into buckets of whole groups (brokers) of about equal rows and runs the kernel
+on each bucket in a Spark task, one job per kernel call:
+
+- in local mode the buckets go to the tasks as Arrow in shared memory (one memory-mapped IPC
+  file, a record batch per bucket), and each task writes its result the same way: no Parquet,
+  no rows through the JVM;
+- on a cluster the rows go through Spark (`createDataFrame` from Arrow, partitioned by bucket)
+  and the results come back with `toArrow`.
+
+`submit` returns at once with a pending result, so the driver can do other work (leaders, say)
+while a Spark job runs; the local engine has the result ready when `submit` returns. Both give
+the same rows, in the order the kernel declares.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pandas as pd
 
+from kjbod.errors import UserError
 from kjbod.planner.kernels import Kernel
 
-if TYPE_CHECKING:  # pyspark is imported only when the Spark engine runs
+if TYPE_CHECKING:  # pyspark and pyarrow are imported only when the Spark engine runs
     import pyarrow as pa
     from pyspark.sql import SparkSession
+
+
+class _Starting(Protocol):
+    def result(self) -> SparkSession: ...
+
+
+class Pending(Protocol):
+    def result(self) -> pd.DataFrame: ...
+
 
 class Engine(Protocol):
     name: str
 
+    def submit(self, kernel: Kernel, frame: pd.DataFrame, params: dict[str, Any]) -> Pending: ...
+
     def map_groups(self, kernel: Kernel, frame: pd.DataFrame, params: dict[str, Any]) -> pd.DataFrame: ...
 
+    def close(self) -> None: ...
 
-def canonical(result: pd.DataFrame) -> pd.DataFrame:
-    """A kernel's rows in one order whatever the engine: by group, then event or replica."""
-    keys = ["group", "seq"] if "seq" in result.columns else ["group", "rep"]
-    return result.sort_values(keys, kind="stable").reset_index(drop=True)
+
+def canonical(kernel: Kernel, result: pd.DataFrame) -> pd.DataFrame:
+    """A kernel's rows in one order whatever the engine, with its declared types."""
+    columns = kernel.columns
+    return result[list(columns)].astype(columns).sort_values(list(kernel.order), kind="stable").reset_index(drop=True)
+
+
+class _Done:
+    def __init__(self, value: pd.DataFrame) -> None:
+        self._value = value
+
+    def result(self) -> pd.DataFrame:
+        return self._value
 
 
 class LocalEngine:
     name = "local"
 
+    def submit(self, kernel: Kernel, frame: pd.DataFrame, params: dict[str, Any]) -> Pending:
+        return _Done(self.map_groups(kernel, frame, params))
+
     def map_groups(self, kernel: Kernel, frame: pd.DataFrame, params: dict[str, Any]) -> pd.DataFrame:
-        return canonical(kernel.function(frame, params))
+        return canonical(kernel, kernel.function(frame, params))
 
     def close(self) -> None:
         pass
@@ -50,76 +87,265 @@ def _spark_type(dtype: str) -> str:
     return {"int64": "bigint", "int32": "int", "float64": "double", "bool": "boolean"}[dtype]
 
 
-def _run_on_batches(kernel: Kernel, params: dict[str, Any]) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The function Spark runs on each partition: all its batches (whole groups) in one table."""
+def _schema(kernel: Kernel) -> str:
+    return ", ".join(f"{name} {_spark_type(kind)}" for name, kind in kernel.columns.items())
+
+
+def _run_on_rows(kernel: Kernel, params: dict[str, Any]) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The task on a cluster: all the batches of its partition (whole groups) in one table."""
+    function = kernel.function
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
 
         collected = list(batches)
         if not collected:
-            return  # an empty partition (a remote cluster may hand one out)
+            return  # an empty partition (two buckets may hash to one)
         table = pa.Table.from_batches(collected)
         if table.num_rows == 0:
             return
-        result = kernel.function(table.to_pandas(), params)
+        result = function(table.to_pandas(), params)
         if not result.empty:
             yield from pa.Table.from_pandas(result, preserve_index=False).to_batches()
 
     return run
 
 
+def _run_on_shared_files(
+    kernel: Kernel, params: dict[str, Any], source: str, results: str
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The task in local mode: its input rows are bucket numbers; each bucket is a record batch
+    of the memory-mapped Arrow file `source`, and its result goes to `results/NNNNN.arrow`."""
+    function = kernel.function
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import pyarrow as pa
+
+        for batch in batches:
+            for bucket in batch.column(0).to_pylist():
+                with pa.memory_map(source) as mapped:
+                    frame = pa.Table.from_batches([pa.ipc.open_file(mapped).get_batch(bucket)]).to_pandas()
+                result = function(frame, params)
+                table = pa.Table.from_pandas(result, preserve_index=False)
+                with pa.OSFile(os.path.join(results, f"{bucket:05d}.arrow"), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+                    writer.write_table(table)
+                yield pa.RecordBatch.from_pydict({"bucket": [bucket], "rows": [len(result)]})
+
+    return run
+
+
+def shared_memory_dir() -> str | None:
+    """Where local-mode buckets are exchanged: /dev/shm when this machine has it."""
+    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
+
 class SparkEngine:
+    """`session` may be a session or something still starting one (`.result()` gives it): the
+    planner's first steps then run while Spark comes up, and the first job waits for it.
+    `parallelism`: buckets per job (default: twice the session's default parallelism)."""
+
     name = "spark"
 
-    def __init__(self, session: SparkSession, *, local: bool, parallelism: int) -> None:
-        self.session = session
+    def __init__(self, session: SparkSession | _Starting, *, local: bool, parallelism: int | None = None) -> None:
+        self._session = session
         self.local = local
-        self.parallelism = max(parallelism, 1)
-        self._workdir = Path(tempfile.mkdtemp(prefix="kjbod-planner-"))
+        self._parallelism = parallelism
+        self._workdir = Path(tempfile.mkdtemp(prefix="kjbod-planner-", dir=shared_memory_dir() if local else None))
         self._step = 0
+        self._jobs = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kjbod-spark-job")
+
+    @property
+    def session(self) -> SparkSession:
+        if hasattr(self._session, "result"):
+            self._session = self._session.result()  # type: ignore[union-attr]
+        return self._session  # type: ignore[return-value]
+
+    @property
+    def parallelism(self) -> int:
+        if self._parallelism is None:
+            self._parallelism = int(self.session.sparkContext.defaultParallelism) * 2
+        return max(self._parallelism, 1)
 
     def _buckets(self, frame: pd.DataFrame) -> list[np.ndarray]:
-        """Whole groups per bucket, buckets of about equal rows (largest groups first)."""
-        groups = frame["group"].to_numpy()
-        unique, counts = np.unique(groups, return_counts=True)
-        loads = np.zeros(self.parallelism, dtype=np.int64)
-        members: list[list[int]] = [[] for _ in range(self.parallelism)]
-        for i in np.argsort(-counts, kind="stable"):
-            b = int(np.argmin(loads))
-            members[b].append(int(unique[i]))
-            loads[b] += counts[i]
-        return [np.isin(groups, m) for m in members if m]
+        """Row positions of whole groups per bucket, buckets of about equal rows (largest
+        groups first, each to the lightest bucket); rows keep their order within a bucket."""
+        groups = frame["group"].to_numpy().astype(np.int64)
+        counts = np.bincount(groups)
+        present = np.flatnonzero(counts)
+        loads = [0] * self.parallelism
+        bucket_of = np.zeros(len(counts), dtype=np.int16)
+        for g in present[np.argsort(-counts[present], kind="stable")].tolist():
+            b = loads.index(min(loads))
+            bucket_of[g] = b
+            loads[b] += int(counts[g])
+        row_bucket = bucket_of[groups].astype(np.int16)  # a stable sort of 16-bit keys is a radix sort
+        order = np.argsort(row_bucket, kind="stable")
+        bounds = np.searchsorted(row_bucket[order], np.arange(self.parallelism + 1))
+        return [order[bounds[b] : bounds[b + 1]] for b in range(self.parallelism) if bounds[b + 1] > bounds[b]]
+
+    def submit(self, kernel: Kernel, frame: pd.DataFrame, params: dict[str, Any]) -> Pending:
+        if frame.empty:
+            return _Done(kernel.empty())
+        self._step += 1
+        return _SparkResult(self._jobs.submit(self._run, kernel, frame, params, self._step))
 
     def map_groups(self, kernel: Kernel, frame: pd.DataFrame, params: dict[str, Any]) -> pd.DataFrame:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        return self.submit(kernel, frame, params).result()
 
-        columns = kernel.columns
-        schema = ", ".join(f"{name} {_spark_type(kind)}" for name, kind in columns.items())
-        if frame.empty:
-            return pd.DataFrame({name: pd.Series(dtype=kind) for name, kind in columns.items()})
-        self._step += 1
-        run = _run_on_batches(kernel, params)
+    def _run(self, kernel: Kernel, frame: pd.DataFrame, params: dict[str, Any], step: int) -> pd.DataFrame:
+        import pyarrow as pa
+
+        buckets = self._buckets(frame)
+        rows = pa.RecordBatch.from_pandas(frame, preserve_index=False)
         if self.local:
-            source = self._workdir / f"in-{self._step}"
-            source.mkdir()
-            for i, mask in enumerate(self._buckets(frame)):
-                pq.write_table(pa.Table.from_pandas(frame[mask], preserve_index=False), source / f"part-{i:05d}.parquet")
-            data = self.session.read.parquet(str(source))
+            source = self._workdir / f"in-{step}.arrow"
+            results = self._workdir / f"out-{step}"
+            results.mkdir()
+            with pa.OSFile(str(source), "wb") as sink, pa.ipc.new_file(sink, rows.schema) as writer:
+                # One gather into bucket order, then a zero-copy slice per bucket.
+                ordered = rows.take(pa.array(np.concatenate(buckets)))
+                start = 0
+                for members in buckets:
+                    writer.write_batch(ordered.slice(start, len(members)))
+                    start += len(members)
+            run = _run_on_shared_files(kernel, params, str(source), str(results))
+            try:
+                self.session.range(0, len(buckets), 1, len(buckets)).mapInArrow(run, "bucket bigint, rows bigint").collect()
+                tables = [_read_arrow(path) for path in sorted(results.iterdir())]
+            finally:
+                source.unlink(missing_ok=True)
+                shutil.rmtree(results, ignore_errors=True)
+            result = pa.concat_tables(tables).to_pandas() if tables else kernel.empty()
         else:
-            # A remote cluster cannot read this machine's files: send the rows, one partition per bucket.
+            # A remote cluster cannot read this machine's memory: send the rows, one
+            # partition per bucket (whole groups stay together).
             bucket = np.zeros(len(frame), dtype=np.int32)
-            for i, mask in enumerate(self._buckets(frame)):
-                bucket[mask] = i
-            data = self.session.createDataFrame(frame.assign(bucket=bucket)).repartition(self.parallelism, "bucket").drop("bucket")
-        target = self._workdir / f"out-{self._step}"
-        if self.local:
-            data.mapInArrow(run, schema).write.parquet(str(target))
-            result = pq.read_table(target).to_pandas()
-        else:
-            result = data.mapInArrow(run, schema).toPandas()
-        return canonical(result.astype(columns))
+            for i, members in enumerate(buckets):
+                bucket[members] = i
+            table = pa.Table.from_batches([rows]).append_column("bucket", pa.array(bucket))
+            data = self.session.createDataFrame(table).repartition(len(buckets), "bucket").drop("bucket")
+            returned = data.mapInArrow(_run_on_rows(kernel, params), _schema(kernel)).toArrow()
+            result = returned.to_pandas() if returned.num_rows else kernel.empty()
+        return canonical(kernel, result)
 
     def close(self) -> None:
+        self._jobs.shutdown(wait=True)
         shutil.rmtree(self._workdir, ignore_errors=True)
+
+
+def _read_arrow(path: Path) -> pa.Table:
+    import pyarrow as pa
+
+    with pa.memory_map(str(path)) as mapped:
+        return pa.ipc.open_file(mapped).read_all()
+
+
+class _SparkResult:
+    def __init__(self, future: Future[pd.DataFrame]) -> None:
+        self._future = future
+
+    def result(self) -> pd.DataFrame:
+        try:
+            return self._future.result()
+        except UserError:
+            raise
+        except Exception as exc:  # noqa: BLE001  (py4j and pyspark raise many kinds)
+            raise spark_job_error(exc) from None
+
+
+def spark_job_error(exc: BaseException) -> UserError:
+    """One line an operator can act on, for a Spark job that failed; the whole error goes to
+    Spark's log."""
+    from kjbod.planner.session import spark_error_summary, spark_log_path
+
+    summary = spark_error_summary(exc)
+    try:
+        with open(spark_log_path(), "a", encoding="utf-8") as log:
+            log.write(f"\n--- kjbod: a planner job failed ---\n{exc}\n")
+    except OSError:
+        pass
+    if "ModuleNotFoundError" in summary or "ImportError" in summary:
+        return UserError(
+            f"The Spark executors cannot run the planner ({summary}): their Python needs numpy, pandas and pyarrow "
+            "(kjbod sends its own code); point --spark-conf spark.pyspark.python=PATH at such a Python on the workers, "
+            f"or use --engine local. Spark's log: {spark_log_path()}"
+        )
+    if "different minor versions" in summary or "Python in worker has different version" in summary:
+        return UserError(
+            f"The Spark executors run another Python version than kjbod ({summary}); point --spark-conf "
+            f"spark.pyspark.python=PATH at a Python of the same version on the workers, or use --engine local. Spark's log: {spark_log_path()}"
+        )
+    if "OutOfMemoryError" in summary or "Java heap space" in summary:
+        return UserError(
+            f"A Spark job ran out of memory ({summary}): give it more with --spark-conf spark.driver.memory=8g "
+            f"(or spark.executor.memory on a cluster), or use --engine local. Spark's log: {spark_log_path()}"
+        )
+    return UserError(
+        f"A Spark job of the planner failed ({summary}); the whole error is in Spark's log {spark_log_path()}. "
+        "Check the --spark-conf settings and the workers, or use --engine local"
+    )
+
+
+def warm_up_workers(session: SparkSession) -> None:
+    """One task per core that imports what the kernels need, so that the first real job finds
+    its Python workers started and warm (they are reused)."""
+    parallelism = int(session.sparkContext.defaultParallelism)
+    session.range(0, parallelism, 1, parallelism).mapInArrow(_import_kernels, "id bigint").collect()
+
+
+def _import_kernels(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    import pandas  # noqa: F401
+    import pyarrow  # noqa: F401
+
+    import kjbod.planner.kernels  # noqa: F401
+
+    yield from batches
+
+
+# Choosing the engine ----------------------------------------------------------------------------
+
+# Measured on a 2-core machine (bench/bench_planner.py, 200k and 1M partitions): the kernels take
+# about this long per replica in this process, loading the state about as long again, and a Spark
+# session with warm workers costs about this much before its first job; each job adds its own.
+KERNEL_SECONDS_PER_REPLICA = 2.2e-6
+LOAD_SECONDS_PER_REPLICA = 2.2e-6
+SPARK_START_SECONDS = 11.0
+SPARK_JOB_SECONDS = 0.4
+SPARK_JOBS = 5
+
+
+@dataclass(frozen=True)
+class EngineChoice:
+    engine: str  # "spark" or "local"
+    reason: str
+
+
+def available_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def choose_engine(requested: str, *, replicas: int, spark_master: str | None, cores: int | None = None) -> EngineChoice:
+    """`auto` picks Spark where it is expected to win on this machine: always with a Spark
+    master (the work leaves this machine), else when the kernels' parallel time saved on this
+    machine's cores outweighs Spark's start-up (the part the state load does not hide) and its
+    jobs' overhead."""
+    if requested == "local":
+        return EngineChoice("local", "asked for")
+    if requested == "spark":
+        return EngineChoice("spark", "asked for")
+    if spark_master:
+        return EngineChoice("spark", f"auto: a Spark master was given ({spark_master})")
+    cores = cores or available_cores()
+    kernels = KERNEL_SECONDS_PER_REPLICA * replicas
+    cost = max(SPARK_START_SECONDS - LOAD_SECONDS_PER_REPLICA * replicas, 0.0) + SPARK_JOB_SECONDS * SPARK_JOBS
+    if kernels <= cost:
+        return EngineChoice("local", f"auto: {replicas:,} replicas, too few for Spark to pay off")
+    if cores < 2:
+        return EngineChoice("local", "auto: one core, so Spark cannot run the kernels in parallel")
+    saved = kernels * (1 - 1 / cores)
+    if saved > cost:
+        return EngineChoice("spark", f"auto: {cores} cores and {replicas:,} replicas: Spark saves about {saved:.0f} s and costs about {cost:.0f} s")
+    return EngineChoice("local", f"auto: on {cores} cores Spark would save about {saved:.0f} s of the kernels' {kernels:.0f} s but cost about {cost:.0f} s")

@@ -86,7 +86,7 @@ def shed_kernel(frame: pd.DataFrame, params: dict[str, Any]) -> pd.DataFrame:
             chosen.append(picked.assign(priority=1.0 + np.arange(len(picked)) / max(len(picked), 1)))
         out.extend(c for c in chosen if not c.empty)
     if not out:
-        return pd.DataFrame({name: pd.Series(dtype=kind) for name, kind in SHED_COLUMNS.items()})
+        return _empty(SHED_COLUMNS)
     result = pd.concat(out, ignore_index=True)
     return result[list(SHED_COLUMNS)].astype(SHED_COLUMNS)
 
@@ -306,22 +306,31 @@ def directory_kernel(frame: pd.DataFrame, params: dict[str, Any]) -> pd.DataFram
                 )
             )
     if not results:
-        return pd.DataFrame({name: pd.Series(dtype=kind) for name, kind in DIRECTORY_COLUMNS.items()})
+        return _empty(DIRECTORY_COLUMNS)
     return pd.concat(results, ignore_index=True).astype(DIRECTORY_COLUMNS)
 
 
 @dataclass(frozen=True)
 class Kernel:
     """A kernel and the columns (name -> dtype) of the rows it returns: Spark needs the schema
-    before it runs the function, and an empty result still has it."""
+    before it runs the function, and an empty result still has it. `order`: the columns that
+    put its rows in one order whatever the engine."""
 
     function: Callable[[pd.DataFrame, dict[str, Any]], pd.DataFrame]
     columns: dict[str, str]
+    order: tuple[str, ...]
 
     @property
     def name(self) -> str:
         return self.function.__name__
 
+    def empty(self) -> pd.DataFrame:
+        return _empty(self.columns)
 
-SHED = Kernel(shed_kernel, SHED_COLUMNS)
-DIRECTORY = Kernel(directory_kernel, DIRECTORY_COLUMNS)
+
+def _empty(columns: dict[str, str]) -> pd.DataFrame:
+    return pd.DataFrame({name: pd.Series(dtype=kind) for name, kind in columns.items()})
+
+
+SHED = Kernel(shed_kernel, SHED_COLUMNS, order=("group", "rep"))
+DIRECTORY = Kernel(directory_kernel, DIRECTORY_COLUMNS, order=("group", "seq"))

@@ -34,6 +34,7 @@ class LeaderBalance:
     eligible: np.ndarray  # per broker: may lead (the brokers the leader spread is measured over)
     low: np.ndarray  # per broker: the band's bounds (floor and ceiling of the mean)
     high: np.ndarray
+    touched: np.ndarray | None = None  # per partition: reordered
     reordered_only: int = 0  # partitions reordered that the plan did not move
     notes: list[str] = field(default_factory=list)
 
@@ -55,7 +56,7 @@ def balance_leaders(
     are reordered first. `tiebreak`: per replica, a seeded rank breaking ties."""
     balancer = _Balancer(part_offsets, broker, position, eligible, fixed, tiebreak)
     balancer.lead_from_eligible()
-    result = LeaderBalance(position, eligible, balancer.low, balancer.high)
+    result = LeaderBalance(position, eligible, balancer.low, balancer.high, balancer.touched)
     if not eligible.any():
         return result
     free = ~fixed & balancer.has_choice
@@ -74,6 +75,7 @@ def balance_leaders(
             if number < len(stages) or balancer.in_band() or not stuck.any():
                 break
             balancer.freeze(stuck)
+    result.touched = balancer.touched
     result.reordered_only = int(np.count_nonzero(balancer.touched & ~moving))
     balancer.freeze(np.zeros(balancer.n, dtype=bool))
     outside = eligible & ((balancer.counts > balancer.high) | (balancer.counts < balancer.low))

@@ -149,7 +149,7 @@ class PlanReport:
     unsatisfiable: list[dict[str, Any]] = field(default_factory=list)
 
 
-def report(plan: Plan, seconds: float, engine: str) -> PlanReport:
+def report(plan: Plan, seconds: float, engine: str, engine_reason: str = "") -> PlanReport:
     t = plan.tables
     size = t.rep_size
     before = balance_of(t, t.rep_broker, t.rep_dir, t.rep_pos.astype(np.int64), plan)
@@ -172,6 +172,7 @@ def report(plan: Plan, seconds: float, engine: str) -> PlanReport:
     data: dict[str, Any] = {
         "goal": plan.request.goal.value,
         "engine": engine,
+        "engineReason": engine_reason,
         "seconds": round(seconds, 2),
         "brokers": int(brokers.sum()),
         "directories": int(t.dir_online.sum()),
@@ -265,12 +266,13 @@ def _histogram(t: ClusterTables, balance: Balance, kept_dirs: np.ndarray) -> lis
     return np.bincount(bins, minlength=10).tolist()
 
 
-def reassignment_json(plan: Plan) -> dict[str, Any]:
-    """Kafka's reassignment JSON for the partitions that change: replicas in their new order,
-    and `log_dirs` with the target directory of every moved replica ("any" for the others).
-    Partitions come in topic, then partition order (the tables' order)."""
+def reassignment_json(plan: Plan, partitions: np.ndarray | None = None) -> dict[str, Any]:
+    """Kafka's reassignment JSON for the partitions that change (or those of them given, a
+    wave): replicas in their new order, and `log_dirs` with the target directory of every moved
+    replica ("any" for the others). Partitions come in topic, then partition order (the
+    tables' order)."""
     t = plan.tables
-    changed = plan.changed_partitions
+    changed = plan.changed_partitions if partitions is None else np.sort(np.intersect1d(partitions, plan.changed_partitions))
     rows = np.flatnonzero(np.isin(t.rep_part, changed))
     rows = rows[np.lexsort((plan.new_pos[rows], t.rep_part[rows]))]
     moved = (plan.inter_moved | plan.intra_moved)[rows] & (plan.new_dir[rows] != UNPLACED)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -66,7 +68,7 @@ def test_balance_report_and_plan_file(cli: Cli, state: Path, tmp_path: Path) -> 
     # one orders replica to their empty d2 (d1 198 GiB is past 9.7% + 5 points of 1 TiB). The
     # least any plan moves is what d1 holds above that band on each old broker: 3 x 245.8 GiB.
     assert result.stdout == (
-        "Planned balance for 6 brokers, 12 log directories, 12 partitions (36 replicas) with the local engine.\n"
+        "Planned balance for 6 brokers, 12 log directories, 12 partitions (36 replicas) with the local engine (auto: 36 replicas, too few for Spark to pay off).\n"
         f"Wrote 11 partition reassignment(s) to {plan_file}.\n"
         "\n"
         "Moves: 18 replica(s) between brokers (594.0 GiB), 3 between directories of a broker (180.0 GiB); 774.0 GiB in all, 1.05x the least any plan must move (737.4 GiB).\n"
@@ -135,8 +137,8 @@ def test_output_file_dash_prints_the_plan_on_stdout(cli: Cli, state: Path, tmp_p
     "goal_args",
     [
         ["--goal", "balance"],
-        ["--goal", "add-brokers", "--brokers", "4,5"],
-        ["--goal", "remove-brokers", "--brokers", "3"],
+        ["--goal", "add-brokers", "--broker-list", "4,5"],
+        ["--goal", "remove-brokers", "--brokers", "3"],  # the older name of --broker-list
         ["--goal", "drain-dirs", "--dir", "1:/data/b1/d1"],
         ["--goal", "rebalance-disks"],
         ["--goal", "balance", "--max-moves", "4", "--exclude-topics", "events"],
@@ -190,9 +192,10 @@ def test_a_plan_runs_to_completion(cli: Cli, state: Path, tmp_path: Path) -> Non
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--goal", "remove-brokers"], "--goal remove-brokers needs --brokers, e.g. --brokers 7,8"),
-        (["--goal", "balance", "--brokers", "1"], "--brokers is for --goal add-brokers or remove-brokers, not balance"),
-        (["--goal", "remove-brokers", "--brokers", "1,x"], 'Invalid --brokers "1,x": give broker ids separated by commas, e.g. 7,8'),
+        (["--goal", "remove-brokers"], "--goal remove-brokers needs --broker-list, e.g. --broker-list 7,8"),
+        (["--goal", "balance", "--broker-list", "1"], "--broker-list is for --goal add-brokers or remove-brokers, not balance"),
+        (["--goal", "balance", "--brokers", "1"], "--broker-list is for --goal add-brokers or remove-brokers, not balance"),
+        (["--goal", "remove-brokers", "--broker-list", "1,x"], 'Invalid --broker-list "1,x": give broker ids separated by commas, e.g. 7,8'),
         (["--goal", "remove-brokers", "--brokers", "42"], "Broker 42 is not in the cluster state"),
         (["--goal", "drain-dirs"], "--goal drain-dirs needs at least one --dir BROKER:PATH, e.g. --dir 3:/data/02/kafka-logs"),
         (["--goal", "drain-dirs", "--dir", "/data/b1/d1"], 'Invalid --dir "/data/b1/d1": give BROKER:PATH (or BROKER:DIRECTORY_ID), e.g. 3:/data/02/kafka-logs'),
@@ -203,6 +206,18 @@ def test_a_plan_runs_to_completion(cli: Cli, state: Path, tmp_path: Path) -> Non
         (["--goal", "balance", "--exclude-topics", "[a"], "Invalid --exclude-topics regular expression '[a': unterminated character set at position 0"),
         (["--goal", "add-brokers", "--brokers", "9"], "Broker 9 is not in the cluster state"),
         (["--goal", "balance", "--engine", "local", "--spark-master", "local[2]"], "--spark-master runs the Spark engine; drop it or use --engine spark"),
+        (
+            ["--goal", "balance", "--engine", "local", "--spark-conf", "spark.executor.memory=4g"],
+            "--spark-conf is for the Spark engine; drop it or use --engine spark (or auto)",
+        ),
+        (
+            ["--goal", "balance", "--spark-conf", "spark.executor.memory"],
+            'Invalid --spark-conf "spark.executor.memory": give KEY=VALUE, e.g. --spark-conf spark.executor.memory=4g',
+        ),
+        (
+            ["--goal", "balance", "--spark-conf", "executor.memory=4g"],
+            'Invalid --spark-conf "executor.memory=4g": Spark settings start with "spark.", e.g. spark.executor.memory=4g',
+        ),
     ],
 )
 def test_operator_mistakes_get_one_line_and_exit_1(cli: Cli, state: Path, tmp_path: Path, args: list[str], message: str) -> None:
@@ -258,3 +273,25 @@ def test_unknown_disk_capacities_are_said_to_be_unknown(cli: Cli, tmp_path: Path
     assert "Log directory usage is unknown: no disk capacities (`broker register --capacity`, or capacity_bytes on import).\n" in result.stdout
     data = json.loads(cli("-o", "json", "reassign", "plan", "--goal", "balance", "--output-file", str(tmp_path / "p2.json"), state=state).stdout)
     assert data["after"]["directoryUsageMaxPercent"] is None
+
+
+@pytest.mark.spark
+def test_a_bad_spark_setting_ends_in_one_line_naming_it(state: Path, tmp_path: Path) -> None:
+    # A process of its own: the tests' shared Spark session must not be the one that fails.
+    pytest.importorskip("pyspark")
+    from kjbod.planner.session import java_available, spark_log_path
+
+    if not java_available():
+        pytest.skip("no Java runtime for Spark")
+    plan_file = tmp_path / "plan.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "kjbod", "--state", str(state), "reassign", "plan", "--goal", "balance", "--engine", "spark",
+         "--spark-conf", "spark.driver.memory=banana", "--output-file", str(plan_file)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (
+        f"Spark did not start on local[*] (Invalid maximum heap size: -Xmxbanana); its log is {spark_log_path()}. "
+        "Check the master URL, the --spark-conf settings and Java, or use --engine local\n"
+    )
+    assert not plan_file.exists()

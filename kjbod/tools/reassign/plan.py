@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
@@ -11,7 +13,10 @@ from kjbod.common.callbacks import Progress, ignore
 from kjbod.common.durable import atomic_write
 from kjbod.errors import UserError
 from kjbod.image import Image
-from kjbod.planner import PlannerRun, PlanRequest, run_planner
+from kjbod.planner import PlannerRun, PlanRequest, early_engine, run_planner, start_spark
+
+if TYPE_CHECKING:
+    from kjbod.planner.session import SparkStarter
 
 
 def check_output_file(path: Path, overwrite: bool) -> None:
@@ -32,19 +37,33 @@ def reassignment_json(run: PlannerRun) -> bytes:
     return orjson.dumps(run.report.reassignment) + b"\n"
 
 
+def spark_before_loading(
+    engine: str, spark_master: str | None, spark_conf: Mapping[str, str] | None, *, state_bytes: int | None
+) -> SparkStarter | None:
+    """A Spark session starting in the background when the planner will most likely run on
+    Spark (asked for, a master given, or `auto` expecting a large cluster from the state's size
+    on disk); None otherwise. Call it before loading the state: the JVM starts meanwhile."""
+    if early_engine(engine, spark_master=spark_master, state_bytes=state_bytes) != "spark":
+        return None
+    return start_spark(spark_master, spark_conf)
+
+
 def plan_reassignment(
     image: Image,
     request: PlanRequest,
     output_file: Path | None,
     *,
-    engine: str | None = None,
+    engine: str = "auto",
     spark_master: str | None = None,
+    spark_conf: Mapping[str, str] | None = None,
+    spark: SparkStarter | None = None,
     progress: Progress = ignore,
 ) -> PlannerRun:
     """Plan against the image and write the reassignment JSON to `output_file` (atomically: the
     file is complete or absent; None writes no file: the caller prints it). Nothing in the
-    state changes."""
-    run = run_planner(image, request, engine=engine, spark_master=spark_master, progress=progress)
+    state changes. `spark`: a session already starting (spark_before_loading), used if the
+    Spark engine runs."""
+    run = run_planner(image, request, engine=engine, spark_master=spark_master, spark_conf=spark_conf, spark=spark, progress=progress)
     if output_file is None:
         return run
     try:

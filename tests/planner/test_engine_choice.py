@@ -1,0 +1,88 @@
+"""Which engine `--engine auto` picks and why; --spark-conf parsing; Spark's errors in one line."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kjbod.errors import UserError
+from kjbod.planner.engine import choose_engine
+from kjbod.planner.session import parse_spark_conf, spark_error_summary
+
+
+def test_auto_keeps_small_clusters_in_this_process_whatever_the_cores() -> None:
+    choice = choose_engine("auto", replicas=30_000, spark_master=None, cores=64)
+    assert (choice.engine, choice.reason) == ("local", "auto: 30,000 replicas, too few for Spark to pay off")
+
+
+def test_auto_uses_spark_for_a_large_cluster_on_many_cores_and_says_why() -> None:
+    choice = choose_engine("auto", replicas=30_000_000, spark_master=None, cores=32)
+    assert choice.engine == "spark"
+    assert choice.reason.startswith("auto: 32 cores and 30,000,000 replicas: Spark saves about ")
+
+
+def test_auto_stays_local_on_one_core() -> None:
+    choice = choose_engine("auto", replicas=30_000_000, spark_master=None, cores=1)
+    assert (choice.engine, choice.reason) == ("local", "auto: one core, so Spark cannot run the kernels in parallel")
+
+
+def saving(reason: str) -> float:
+    found = re.search(r"save(?:s)? about (\d+) s", reason)
+    assert found, reason
+    return float(found.group(1))
+
+
+def test_auto_weighs_what_spark_saves_against_what_it_costs() -> None:
+    # On this cluster two cores save less than Spark costs; more cores save more.
+    few = choose_engine("auto", replicas=3_000_000, spark_master=None, cores=2)
+    many = choose_engine("auto", replicas=3_000_000, spark_master=None, cores=64)
+    assert few.engine == "local"
+    assert re.fullmatch(r"auto: on 2 cores Spark would save about \d+ s of the kernels' \d+ s but cost about \d+ s", few.reason)
+    assert saving(many.reason) > saving(few.reason)
+
+
+def test_a_spark_master_or_an_explicit_engine_decides() -> None:
+    assert choose_engine("auto", replicas=10, spark_master="spark://10.0.0.1:7077", cores=2).reason == "auto: a Spark master was given (spark://10.0.0.1:7077)"
+    assert choose_engine("spark", replicas=10, spark_master=None, cores=2).engine == "spark"
+    assert choose_engine("local", replicas=10**9, spark_master=None, cores=64).engine == "local"
+
+
+def test_spark_conf_items() -> None:
+    assert parse_spark_conf(["spark.executor.memory=4g", "spark.a=x=y", "spark.executor.memory=8g"]) == {
+        "spark.executor.memory": "8g",
+        "spark.a": "x=y",
+    }
+    with pytest.raises(UserError, match='give KEY=VALUE'):
+        parse_spark_conf(["spark.executor.memory"])
+
+
+class FakePy4JError(Exception):
+    pass
+
+
+def test_a_python_error_on_an_executor_is_its_last_line() -> None:
+    text = (
+        "An error occurred while calling o123.collectToPython.\n"
+        ": org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 1.0 failed 1 times, most recent failure: "
+        "Lost task 0.0 in stage 1.0 (TID 1) (192.0.2.2 executor driver): org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/pyspark/worker.py", line 1, in main\n'
+        "    func, profiler, deserializer, serializer = read_udfs(pickleSer, infile, eval_type)\n"
+        '  File "<string>", line 2, in kernel\n'
+        "ModuleNotFoundError: No module named 'kjbod'\n"
+        "\n"
+        "\tat org.apache.spark.api.python.BasePythonRunner$ReaderIterator.handlePythonException(PythonRunner.scala:581)\n"
+        "\tat org.apache.spark.sql.execution.python.PythonArrowOutput$$anon$1.read(PythonArrowOutput.scala:118)\n"
+    )
+    assert spark_error_summary(FakePy4JError(text)) == "ModuleNotFoundError: No module named 'kjbod'"
+
+
+def test_a_java_error_is_its_exception_line() -> None:
+    text = (
+        "An error occurred while calling None.org.apache.spark.api.java.JavaSparkContext.\n"
+        ": java.lang.IllegalArgumentException: Executor memory 1048576 must be at least 471859200.\n"
+        "\tat org.apache.spark.memory.UnifiedMemoryManager$.getMaxMemory(UnifiedMemoryManager.scala:249)\n"
+    )
+    assert spark_error_summary(FakePy4JError(text)) == (
+        "java.lang.IllegalArgumentException: Executor memory 1048576 must be at least 471859200."
+    )
