@@ -1,102 +1,41 @@
 """The placement planner: one kernel (pure functions over tables), run in-process or on Spark.
 
-`run_planner` plans against an image and returns the report (with the reassignment); writing it
-to a file is the command's (kjbod.tools.reassign.plan). `start_spark` starts a Spark session in
-the background, so that a command can start it before it loads the state. PySpark is imported
-only when the Spark engine runs.
+`run_planner` (planner/run.py) plans against an image and returns the report (with the
+reassignment); writing it to a file is the command's (kjbod.tools.reassign.plan). PySpark is
+imported only when the Spark engine runs.
+
+The names below load on first use: a Spark executor imports `kjbod.planner.kernels`, and with it
+this package, and must not need more than numpy, pandas and pyarrow to do so.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
-
-from kjbod.common.callbacks import Progress, ignore
-from kjbod.image import Image
-from kjbod.planner.core import Goal, PlanRequest, RackMode, plan
-from kjbod.planner.report import PlanReport, report
-from kjbod.planner.tables import build_tables
+import importlib
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kjbod.planner.session import SparkStarter
+    from kjbod.planner.core import Goal, PlanRequest, RackMode
+    from kjbod.planner.report import PlanReport
+    from kjbod.planner.run import ENGINES, PlannerRun, WaveLimits, early_engine, run_planner, start_spark
 
-__all__ = [
-    "Goal", "PlanRequest", "RackMode", "PlanReport", "PlannerRun", "run_planner", "start_spark", "early_engine", "ENGINES",
-]
+_EXPORTS = {
+    "Goal": "kjbod.planner.core",
+    "PlanRequest": "kjbod.planner.core",
+    "RackMode": "kjbod.planner.core",
+    "PlanReport": "kjbod.planner.report",
+    "ENGINES": "kjbod.planner.run",
+    "PlannerRun": "kjbod.planner.run",
+    "WaveLimits": "kjbod.planner.run",
+    "early_engine": "kjbod.planner.run",
+    "run_planner": "kjbod.planner.run",
+    "start_spark": "kjbod.planner.run",
+}
 
-ENGINES = ("auto", "spark", "local")
-
-# A cluster state takes about this many bytes on disk per replica (its newest snapshot or log);
-# enough to guess, before loading it, whether `auto` will want Spark.
-STATE_BYTES_PER_REPLICA = 70
-
-
-@dataclass
-class PlannerRun:
-    report: PlanReport
-    engine: str
-    engine_reason: str = ""
-    output_file: Path | None = None
-
-
-def start_spark(spark_master: str | None, spark_conf: Mapping[str, str] | None = None) -> SparkStarter:
-    """Start a Spark session in the background (the JVM comes up while the state loads) and
-    warm its Python workers."""
-    from kjbod.planner.engine import warm_up_workers
-    from kjbod.planner.session import SparkStarter
-
-    return SparkStarter(spark_master or "local[*]", spark_conf, warm=warm_up_workers)
+__all__ = sorted(_EXPORTS)
 
 
-def early_engine(engine: str, *, spark_master: str | None, state_bytes: int | None) -> str:
-    """Before the state is loaded: the engine `run_planner` will most likely choose, guessing the
-    cluster's size from the state's bytes on disk. "spark" means: start Spark now."""
-    from kjbod.planner.engine import choose_engine
-
-    replicas = (state_bytes or 0) // STATE_BYTES_PER_REPLICA
-    return choose_engine(engine, replicas=replicas, spark_master=spark_master).engine
-
-
-def run_planner(
-    image: Image,
-    request: PlanRequest,
-    *,
-    engine: str = "auto",
-    spark_master: str | None = None,
-    spark_conf: Mapping[str, str] | None = None,
-    spark: SparkStarter | None = None,
-    progress: Progress = ignore,
-) -> PlannerRun:
-    """Plan `request` against the image. `engine` auto picks Spark where it is expected to win
-    (see engine.choose_engine). `spark`: a session already starting (start_spark); it is used
-    if Spark is chosen and discarded otherwise."""
-    from kjbod.planner.engine import LocalEngine, SparkEngine, choose_engine
-
-    started = time.perf_counter()
-    progress("Reading the cluster state into tables")
-    tables = build_tables(image)
-    choice = choose_engine(engine, replicas=tables.replica_count, spark_master=spark_master)
-    runner: LocalEngine | SparkEngine
-    if choice.engine == "spark":
-        from kjbod.planner.session import is_local
-
-        master = spark_master or "local[*]"
-        # The first job waits for the session; the planner's first steps run while it starts.
-        starter = spark or start_spark(spark_master, spark_conf)
-        starter.raise_if_failed()
-        runner = SparkEngine(starter, local=is_local(master))
-        label = f"spark ({master})"
-    else:
-        if spark is not None:
-            spark.discard()
-        runner = LocalEngine()
-        label = "local"
-    try:
-        result = plan(tables, request, runner, progress=progress)
-    finally:
-        runner.close()
-    progress("Writing the report")
-    return PlannerRun(report(result, time.perf_counter() - started, label, choice.reason), choice.engine, choice.reason)
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kjbod.planner' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -290,7 +290,10 @@ def warm_up_workers(session: SparkSession) -> None:
     """One task per core that imports what the kernels need, so that the first real job finds
     its Python workers started and warm (they are reused)."""
     parallelism = int(session.sparkContext.defaultParallelism)
-    session.range(0, parallelism, 1, parallelism).mapInArrow(_import_kernels, "id bigint").collect()
+    try:
+        session.range(0, parallelism, 1, parallelism).mapInArrow(_import_kernels, "id bigint").collect()
+    except Exception as exc:  # noqa: BLE001  (py4j and pyspark raise many kinds)
+        raise spark_job_error(exc) from None
 
 
 def _import_kernels(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -9,7 +9,7 @@ import pytest
 from kjbod.errors import UserError
 from kjbod.planner.core import Goal, PlanRequest, plan
 from kjbod.planner.engine import LocalEngine, SparkEngine
-from kjbod.planner.kernels import SHED_COLUMNS
+from kjbod.planner.kernels import SHED_COLUMNS, Kernel
 from kjbod.planner.tables import build_tables
 from tests.planner.clusters import skewed_cluster
 
@@ -45,13 +45,12 @@ def test_a_failing_job_ends_in_one_line_that_says_what_to_do(spark: object) -> N
     # workers' Python lacks what kjbod needs). Defined by source so Spark ships it by value.
     namespace: dict[str, object] = {}
     exec("def kernel(frame, params):\n    import kjbod_module_the_executors_lack\n", namespace)
-    kernel = namespace["kernel"]
-    kernel.columns, kernel.order = SHED_COLUMNS, ("group", "rep")  # type: ignore[attr-defined]
+    kernel = Kernel(namespace["kernel"], SHED_COLUMNS, ("group", "rep"))  # type: ignore[arg-type]
     frame = pd.DataFrame({"rep": np.arange(4, dtype=np.int64), "group": np.array([0, 0, 1, 1], dtype=np.int32)})
     engine = SparkEngine(spark, local=True, parallelism=2)  # type: ignore[arg-type]
     try:
         with pytest.raises(UserError) as raised:
-            engine.map_groups(kernel, frame, {})  # type: ignore[arg-type]
+            engine.map_groups(kernel, frame, {})
     finally:
         engine.close()
     message = str(raised.value)
