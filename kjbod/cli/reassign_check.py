@@ -56,8 +56,12 @@ def _write_default_policy(app_: AppContext, path: Path) -> None:
 def check(
     ctx: typer.Context,
     reassignment_json_file: Annotated[
-        Optional[Path],
-        typer.Option("--reassignment-json-file", metavar="F", help="The plan to check: Kafka reassignment JSON (log_dirs optional)."),
+        Optional[list[Path]],
+        typer.Option(
+            "--reassignment-json-file", metavar="F",
+            help="The plan to check: Kafka reassignment JSON (log_dirs optional). Repeat it, or give a quoted glob such as "
+            "'plan.json.wave-*.json', to check waves one after another: each against the cluster as the waves before it leave it.",
+        ),
     ] = None,
     policy: Annotated[
         Optional[Path],
@@ -95,6 +99,8 @@ def check(
 
     Every check has a stable id and a severity (the policy says which severities fail); the
     report lists what each finding involves, as text, JSON or JUnit XML (one test case per check).
+    Several files (waves) are checked in order, each against the cluster once the ones before it
+    complete; the gate fails if any wave fails.
     Example: kjbod reassign check --reassignment-json-file plan.json --policy policy.toml --throttle 50000000 --report junit --report-file check.xml
     """
     from kjbod.errors import OperationFailed, UsageError
@@ -117,8 +123,9 @@ def check(
             raise UsageError(f"--write-default-policy cannot be combined with {', '.join(given)}")
         _write_default_policy(app_, write_default_policy)
         return
-    if reassignment_json_file is None:
+    if not reassignment_json_file:
         raise UsageError("Missing option '--reassignment-json-file' (or give --write-default-policy FILE)")
+    plan_files = _expand(reassignment_json_file)
     chosen = report.value if report is not None else ("json" if app_.json else "text")
     if app_.json and report_file is None and chosen != "json":
         raise UsageError(f"-o json prints the JSON report on stdout; --report {chosen} needs --report-file")
@@ -131,9 +138,15 @@ def check(
         check_plan,
         failure_message,
         parse_policy,
+        check_sequence,
         render_junit,
+        render_sequence_junit,
+        render_sequence_text,
         render_text,
         report_json,
+        sequence_failure_message,
+        sequence_json,
+        sequence_summary_line,
         summary_line,
     )
 
@@ -142,22 +155,57 @@ def check(
     local = (
         parse_rate(replica_alter_log_dirs_throttle, "replica-alter-log-dirs-throttle") if replica_alter_log_dirs_throttle is not None else None
     )
-    plan_text = _read_text(reassignment_json_file, "plan")
+    texts = [(str(path), _read_text(path, "plan")) for path in plan_files]
     image = app_.read_image()
-    result = check_plan(image, plan_text, rules, plan_file=str(reassignment_json_file), throttle=inter, log_dir_throttle=local)
-    data = report_json(result)
-    rendered = {
-        "text": lambda: "\n".join(render_text(result)) + "\n",
-        "json": lambda: json.dumps(data, indent=2, ensure_ascii=False) + "\n",
-        "junit": lambda: render_junit(result),
-    }[chosen]()
+    if len(texts) == 1:
+        result = check_plan(image, texts[0][1], rules, plan_file=texts[0][0], throttle=inter, log_dir_throttle=local)
+        data = report_json(result)
+        summary, passed, failure = summary_line(result), result.passed, lambda: failure_message(result)
+        rendered = {
+            "text": lambda: "\n".join(render_text(result)) + "\n",
+            "json": lambda: json.dumps(data, indent=2, ensure_ascii=False) + "\n",
+            "junit": lambda: render_junit(result),
+        }[chosen]()
+    else:
+        sequence = check_sequence(image, texts, rules, throttle=inter, log_dir_throttle=local)
+        data = sequence_json(sequence)
+        summary, passed, failure = sequence_summary_line(sequence), sequence.passed, lambda: sequence_failure_message(sequence)
+        rendered = {
+            "text": lambda: "\n".join(render_sequence_text(sequence)) + "\n",
+            "json": lambda: json.dumps(data, indent=2, ensure_ascii=False) + "\n",
+            "junit": lambda: render_sequence_junit(sequence),
+        }[chosen]()
     if report_file is not None:
         _write_file(report_file, rendered, "report")
         emit(
             app_,
-            Lines([f"{summary_line(result)} Report ({chosen}): {report_file}"], {**data, "reportFile": str(report_file), "reportFormat": chosen}),
+            Lines([f"{summary} Report ({chosen}): {report_file}"], {**data, "reportFile": str(report_file), "reportFormat": chosen}),
         )
     else:
         emit(app_, Lines(rendered.rstrip("\n").split("\n"), data))
-    if not result.passed:
-        raise OperationFailed(failure_message(result))
+    if not passed:
+        raise OperationFailed(failure())
+
+
+def _expand(paths: list[Path]) -> list[Path]:
+    """The plan files in order: each given path, or the files a glob pattern in it matches (for
+    a pattern the shell did not expand), sorted with numbers compared as numbers."""
+    import glob
+    import re
+
+    from kjbod.errors import UserError
+
+    def natural(path: str) -> list[object]:
+        return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path)]
+
+    files: list[Path] = []
+    for path in paths:
+        text = str(path)
+        if path.exists() or not glob.has_magic(text):
+            files.append(path)
+            continue
+        matches = sorted(glob.glob(text), key=natural)
+        if not matches:
+            raise UserError(f"No file matches --reassignment-json-file {text}; check the pattern (quote it so the shell leaves it to kjbod)")
+        files += [Path(match) for match in matches]
+    return files

@@ -104,7 +104,19 @@ def plan(
             help="A Spark setting passed through to the session, e.g. spark.executor.memory=4g; repeatable.",
         ),
     ] = None,
-    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace --output-file if it exists.")] = False,
+    max_concurrent_moves_per_broker: Annotated[
+        Optional[int],
+        typer.Option(
+            "--max-concurrent-moves-per-broker", metavar="K", min=1,
+            help="Also write the plan as ordered waves (F.wave-001.json, ...; F without .json) in which no broker takes part "
+            "in more than K moves, and no directory passes the capacity threshold once a wave completes.",
+        ),
+    ] = None,
+    wave_size: Annotated[
+        Optional[int],
+        typer.Option("--wave-size", metavar="N", min=1, help="Also write the plan as ordered waves of at most N partitions each (see above)."),
+    ] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace --output-file (and its waves) if it exists.")] = False,
 ) -> None:
     """Plan a reassignment: the broker and the log directory of every replica that moves.
 
@@ -118,7 +130,7 @@ def plan(
     """
     from kjbod.common.units import parse_bytes
     from kjbod.errors import UserError
-    from kjbod.planner import Goal, PlanRequest, RackMode
+    from kjbod.planner import Goal, PlanRequest, RackMode, WaveLimits
     from kjbod.tools.reassign.plan import check_output_file, plan_reassignment, spark_before_loading
 
     app_ = app_context(ctx)
@@ -154,9 +166,14 @@ def plan(
         capacity_threshold=capacity_threshold,
         seed=seed,
     )
+    waves = None
+    if max_concurrent_moves_per_broker is not None or wave_size is not None:
+        waves = WaveLimits(per_broker=max_concurrent_moves_per_broker, size=wave_size)
     to_stdout = str(output_file) == "-"
+    if to_stdout and waves is not None:
+        raise UserError("Waves are written to files beside --output-file (F.wave-001.json, ...): give a file name, not -")
     if not to_stdout:
-        check_output_file(output_file, overwrite)  # before the work, not after it
+        check_output_file(output_file, overwrite, waves=waves is not None)  # before the work, not after it
     # Spark (when it will be wanted) starts now, so that its JVM comes up while the state loads.
     spark = spark_before_loading(engine.value, spark_master, spark_settings, state_bytes=app_.state_bytes())
     try:
@@ -169,7 +186,7 @@ def plan(
     with Progress(app_, "Planning") as progress:
         run = plan_reassignment(
             image, request, None if to_stdout else output_file, engine=engine.value, spark_master=spark_master, spark_conf=spark_settings,
-            spark=spark, progress=progress,
+            spark=spark, waves=waves, progress=progress,
         )
     data = dict(run.report.data, outputFile=str(output_file))
     if not to_stdout:
@@ -234,6 +251,9 @@ def report_lines(data: dict[str, Any]) -> list[str]:
         lines.append(f"Wrote {changed} partition reassignment(s) to {target}.")
     else:
         lines.append(f"Nothing needs to move; wrote an empty reassignment to {target}.")
+    waves = data.get("waves")
+    if waves:
+        lines.append(wave_line(waves))
     bound = data["lowerBoundBytes"]
     ratio = ""
     if bound and data["bytesMoved"] >= bound:
@@ -278,6 +298,22 @@ def report_lines(data: dict[str, Any]) -> list[str]:
             lines.append(f"  ... and {len(unsatisfiable) - 10} more (all of them with --output json)")
     lines.append("Per-broker and per-directory figures: --output json.")
     return lines
+
+
+def wave_line(waves: dict[str, Any]) -> str:
+    files = waves["files"]
+    limits = []
+    if waves["maxConcurrentMovesPerBroker"] is not None:
+        limits.append(f"at most {waves['maxConcurrentMovesPerBroker']} moves per broker")
+    if waves["waveSize"] is not None:
+        limits.append(f"at most {waves['waveSize']} partitions")
+    named = f"{files[0]}" if len(files) == 1 else f"{files[0]} ... {files[-1]}"
+    bound = "no fewer waves can do it" if waves["count"] <= waves["lowerBound"] else f"at least {waves['lowerBound']} are needed"
+    text = (
+        f"Wrote it as {waves['count']} wave(s) to run one after another ({named}): {' and '.join(limits)} in a wave, "
+        f"no directory past the capacity threshold once a wave completes; {bound}."
+    )
+    return " ".join([text, *waves["notes"]])
 
 
 def _pct(value: float | None) -> str:

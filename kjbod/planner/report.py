@@ -147,6 +147,24 @@ class PlanReport:
     data: dict[str, Any]
     reassignment: dict[str, Any]
     unsatisfiable: list[dict[str, Any]] = field(default_factory=list)
+    # The plan as ordered waves (each a reassignment), when asked for.
+    waves: list[dict[str, Any]] | None = None
+
+
+def add_waves(plan_report: PlanReport, plan: Plan, *, per_broker: int | None, size: int | None) -> None:
+    """Split the plan into waves (waves.py) and add them, and what they are, to the report."""
+    from kjbod.planner.waves import split_into_waves
+
+    split = split_into_waves(plan, per_broker=per_broker, size=size, threshold=plan.request.capacity_threshold)
+    plan_report.waves = [reassignment_json(plan, partitions) for partitions in split.partitions]
+    plan_report.data["waves"] = {
+        "count": len(split.partitions),
+        "lowerBound": split.lower_bound,
+        "maxConcurrentMovesPerBroker": per_broker,
+        "waveSize": size,
+        "partitions": [len(partitions) for partitions in split.partitions],
+        "notes": split.notes,
+    }
 
 
 def report(plan: Plan, seconds: float, engine: str, engine_reason: str = "") -> PlanReport:

@@ -963,3 +963,78 @@ def test_a_report_file_that_cannot_be_written_is_named(cluster: Cli, tmp_path: P
     target = tmp_path / "missing" / "check.xml"
     result = cluster("reassign", "check", "--reassignment-json-file", plan(tmp_path, GOOD), "--report-file", str(target))
     assert (result.exit_code, result.stderr) == (1, f"Cannot write the report {target}: No such file or directory\n")
+
+
+# A sequence of waves ------------------------------------------------------------------------------
+
+# Broker 8's d1 holds 120 GiB; with a threshold of 90% it takes orders-0 (100 GiB) or events-0
+# (10 GiB), not both. Moving orders-0's replica to its d2 in between makes room.
+LOOSE = "[limits]\ncapacity_threshold = 0.9\n"
+EVENTS_TO_8 = entry("events", 0, [2, 8, 6], ["/data/b2/d2", "/data/b8/d1", "/data/b6/d2"])
+ORDERS_TO_8 = entry("orders", 0, [1, 8, 5], ["/data/b1/d1", "/data/b8/d1", "/data/b5/d1"])
+ORDERS_TO_8_D2 = entry("orders", 0, [1, 8, 5], ["/data/b1/d1", "/data/b8/d2", "/data/b5/d1"])
+
+
+def sequence(cli: Cli, tmp_path: Path, *waves: dict, policy: str) -> tuple[CliResult, dict]:
+    files = [plan(tmp_path, wave, name=f"w.wave-{number:03d}.json") for number, wave in enumerate(waves, 1)]
+    options = [item for file in files for item in ("--reassignment-json-file", file)]
+    result = cli("-o", "json", "reassign", "check", *options, "--policy", write(tmp_path, "policy.toml", policy))
+    return result, json.loads(result.stdout)
+
+
+def test_waves_are_checked_one_after_another(cluster: Cli, tmp_path: Path) -> None:
+    # Each wave alone fits; together broker 8's d1 would end at 110 GiB (91.7%).
+    for wave in (EVENTS_TO_8, ORDERS_TO_8):
+        result, document = check(cluster, plan(tmp_path, wave), policy=write(tmp_path, "policy.toml", LOOSE))
+        assert outcome(document, "capacity.threshold")[0] == "passed"
+    result, document = sequence(cluster, tmp_path, ORDERS_TO_8, EVENTS_TO_8, policy=LOOSE)
+    assert result.exit_code == 1
+    assert result.stderr == f"1 out of 2 wave(s) failed (the first: {tmp_path / 'w.wave-002.json'}).\n"
+    assert document["failedWaves"] == [str(tmp_path / "w.wave-002.json")]
+    first, second = document["waves"]
+    assert first["passed"] and not second["passed"]
+    assert outcome(second, "capacity.threshold") == (
+        "failed",
+        [("error", "Directory 8:/data/b8/d1 ends at 91.7% of 120.0 GiB (+10.0 GiB in 1 replica), above the threshold of 90.0%.")],
+    )
+
+
+def test_a_wave_that_makes_room_lets_the_next_one_in(cluster: Cli, tmp_path: Path) -> None:
+    # orders-0 is in two waves: the second moves its new replica on broker 8 to d2 (the first
+    # wave's target is where it starts), and then events-0 fits.
+    result, document = sequence(cluster, tmp_path, ORDERS_TO_8, ORDERS_TO_8_D2, EVENTS_TO_8, policy=LOOSE)
+    assert (result.exit_code, document["passed"], document["failedWaves"]) == (0, True, [])
+    assert document["summary"].startswith("Plan check PASSED: 3 waves, checked one after another (findings: 0 error")
+    moving = document["waves"][1]["plan"]
+    assert (moving["replicasAdded"], moving["replicasRemoved"], moving["directoryMoves"]) == (0, 0, 1)
+
+
+def test_a_glob_names_the_waves_in_order(cluster: Cli, tmp_path: Path) -> None:
+    files = [plan(tmp_path, wave, name=f"w.wave-{number:03d}.json") for number, wave in enumerate((ORDERS_TO_8, ORDERS_TO_8_D2, EVENTS_TO_8), 1)]
+    policy = write(tmp_path, "policy.toml", LOOSE)
+    result = cluster("reassign", "check", "--reassignment-json-file", str(tmp_path / "w.wave-*.json"), "--policy", policy)
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("Plan check PASSED: 3 waves, checked one after another")
+    assert [line.split(":")[0] for line in lines[2:5]] == ["PASS  wave 1", "PASS  wave 2", "PASS  wave 3"]
+    assert [line.split(": ")[1].split(":")[0] for line in lines[2:5]] == files
+    missing = cluster("reassign", "check", "--reassignment-json-file", str(tmp_path / "nothing-*.json"))
+    assert (missing.exit_code, missing.stderr) == (
+        1,
+        f"No file matches --reassignment-json-file {tmp_path / 'nothing-*.json'}; check the pattern (quote it so the shell leaves it to kjbod)\n",
+    )
+
+
+def test_waves_in_junit_are_one_suite_each(cluster: Cli, tmp_path: Path) -> None:
+    files = [plan(tmp_path, wave, name=f"w.wave-{number:03d}.json") for number, wave in enumerate((ORDERS_TO_8, EVENTS_TO_8), 1)]
+    policy = write(tmp_path, "policy.toml", LOOSE)
+    report = tmp_path / "check.xml"
+    result = cluster(
+        "reassign", "check", "--reassignment-json-file", files[0], "--reassignment-json-file", files[1], "--policy", policy,
+        "--report", "junit", "--report-file", str(report),
+    )
+    assert result.exit_code == 1
+    suites = ET.parse(report).getroot()
+    assert [suite.get("name") for suite in suites] == [f"kjbod reassign check: {f}" for f in files]
+    assert [suite.get("failures") for suite in suites] == ["0", "1"]
+    assert suites.get("failures") == "1"

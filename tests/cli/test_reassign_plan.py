@@ -19,6 +19,7 @@ from ..conftest import Cli
 GIB = 2**30
 TIB = 2**40
 RACKS = {1: "r1", 2: "r2", 3: "r3", 4: "r1", 5: "r2", 6: "r3"}
+ROTATIONS = [[1, 2, 3], [2, 3, 1], [3, 1, 2]]
 
 
 @pytest.fixture(scope="module")
@@ -33,9 +34,8 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
             for b, rack in RACKS.items()
         ]
     }
-    rotations = [[1, 2, 3], [2, 3, 1], [3, 1, 2]]
     partitions = [
-        {"topic": topic, "partition": p, "replicas": rotations[p % 3], "log_dirs": [f"/data/b{b}/d1" for b in rotations[p % 3]]}
+        {"topic": topic, "partition": p, "replicas": ROTATIONS[p % 3], "log_dirs": [f"/data/b{b}/d1" for b in ROTATIONS[p % 3]]}
         for topic in ("events", "orders")
         for p in range(6)
     ]
@@ -295,3 +295,62 @@ def test_a_bad_spark_setting_ends_in_one_line_naming_it(state: Path, tmp_path: P
         "Check the master URL, the --spark-conf settings and Java, or use --engine local\n"
     )
     assert not plan_file.exists()
+
+
+def moves_per_broker(entries: list[dict]) -> dict[int, int]:
+    """Per broker, the moves it takes part in: against the template's layout (partition p on
+    brokers ROTATIONS[p % 3], every replica on d1)."""
+    counts: dict[int, int] = {}
+    for entry in entries:
+        old = ROTATIONS[entry["partition"] % 3]
+        for broker, directory in zip(entry["replicas"], entry["log_dirs"]):
+            if broker not in old or directory not in ("any", f"/data/b{broker}/d1"):
+                counts[broker] = counts.get(broker, 0) + 1
+        for broker in set(old) - set(entry["replicas"]):
+            counts[broker] = counts.get(broker, 0) + 1
+    return counts
+
+
+def test_a_plan_in_waves_passes_reassign_check_wave_after_wave(cli: Cli, state: Path, tmp_path: Path) -> None:
+    plan_file = tmp_path / "plan.json"
+    result = cli(
+        "-o", "json", "reassign", "plan", "--goal", "balance", "--max-concurrent-moves-per-broker", "2", "--output-file", str(plan_file),
+        state=state,
+    )
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    waves = data["waves"]
+    files = [Path(f) for f in waves["files"]]
+    assert [f.name for f in files] == [f"plan.wave-{n:03d}.json" for n in range(1, waves["count"] + 1)]
+    assert sorted(tmp_path.glob("plan.wave-*.json")) == files
+    # Brokers 1-3 each give away 6 replicas and move one between their disks: at most 2 moves
+    # per wave, so 4 waves at least.
+    assert waves["lowerBound"] == 4 and waves["count"] >= 4
+    whole = json.loads(plan_file.read_text())["partitions"]
+    parts = [json.loads(f.read_text())["partitions"] for f in files]
+    assert sorted((e["topic"], e["partition"]) for wave in parts for e in wave) == sorted((e["topic"], e["partition"]) for e in whole)
+    for wave in parts:
+        for entry in wave:
+            assert entry in whole
+        assert max(moves_per_broker(wave).values()) <= 2
+    checked = cli("reassign", "check", "--reassignment-json-file", str(tmp_path / "plan.wave-*.json"), state=state)
+    assert checked.exit_code == 0, checked.stdout
+    assert checked.stdout.splitlines()[0].startswith(f"Plan check PASSED: {waves['count']} waves, checked one after another")
+
+
+def test_waves_are_written_beside_the_plan_and_replaced_with_it(cli: Cli, state: Path, tmp_path: Path) -> None:
+    plan_file = tmp_path / "plan.json"
+    first = cli("reassign", "plan", "--goal", "balance", "--max-concurrent-moves-per-broker", "1", "--output-file", str(plan_file), state=state)
+    assert first.exit_code == 0, first.stderr
+    written = sorted(tmp_path.glob("plan.wave-*.json"))
+    assert any(line.startswith(f"Wrote it as {len(written)} wave(s) to run one after another ({written[0]} ... {written[-1]})")
+               for line in first.stdout.splitlines())
+    plan_file.unlink()
+    refused = cli("reassign", "plan", "--goal", "balance", "--wave-size", "100", "--output-file", str(plan_file), state=state)
+    assert (refused.exit_code, refused.stderr) == (
+        1, f"{written[0]} already exists (waves of an earlier plan); choose another --output-file or pass --overwrite to replace them\n"
+    )
+    again = cli("reassign", "plan", "--goal", "balance", "--wave-size", "100", "--overwrite", "--output-file", str(plan_file), state=state)
+    assert again.exit_code == 0, again.stderr
+    assert sorted(tmp_path.glob("plan.wave-*.json")) == [tmp_path / "plan.wave-001.json"]  # one wave of 11 now; the rest are gone
+    assert json.loads((tmp_path / "plan.wave-001.json").read_text()) == json.loads(plan_file.read_text())

@@ -6,13 +6,13 @@ violations, notes, or why it did not apply. Nothing here changes the cluster sta
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
-from kjbod.common.java import int_hash, java_duplicates, tp_hash, tp_key, tp_text
+from kjbod.common.java import TopicPartition, int_hash, java_duplicates, tp_hash, tp_key, tp_text
 from kjbod.common.kafka_configs import (
     BROKER_THROTTLES,
     LOG_DIRS_THROTTLED_RATE,
@@ -24,7 +24,7 @@ from kjbod.image import Image
 from kjbod.image.configs import min_insync
 from kjbod.records import CONFIG_RESOURCE_BROKER, CONFIG_RESOURCE_TOPIC
 from kjbod.tools.plan_check.duration import SIMULATION_BUDGET, Estimate, bandwidth_estimate, simulate_plan, simulation_work
-from kjbod.tools.plan_check.facts import BROKER_CHOOSES, UNKNOWN_DIR, ClusterFacts, PlanFacts, placement
+from kjbod.tools.plan_check.facts import BROKER_CHOOSES, UNKNOWN_DIR, ClusterFacts, Completed, PlanFacts, placement
 from kjbod.tools.plan_check.model import DirectoryRef, Issue, Outcome, sorted_unique, truncated
 from kjbod.tools.plan_check.policy import Policy
 from kjbod.tools.reassign.json_format import ReassignmentPlan, validate_execute_plan
@@ -42,6 +42,10 @@ class Context:
     policy: Policy
     throttle: int  # bytes/s; negative: none
     log_dir_throttle: int
+    # In a sequence of plans: partitions as the earlier ones leave them, and the estimate's
+    # method chosen for the whole sequence (None: the policy's).
+    completed: Mapping[TopicPartition, Completed] = field(default_factory=dict)
+    estimate_method: str | None = None
 
     @cached_property
     def placement(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -587,7 +591,7 @@ def check_concurrent(ctx: Context) -> Outcome:
     if len(ctx.removing) >= 2:
         in_plan = set(facts.tps)
         min_isr: dict[str, int] = {}
-        for name, partition_id, p, on_removing in _partitions_on(ctx.image, ctx.removing):
+        for name, partition_id, p, on_removing in _partitions_on(ctx.image, ctx.removing, ctx.completed):
             if (name, partition_id) in in_plan:
                 continue
             if name not in min_isr:
@@ -612,15 +616,21 @@ def check_concurrent(ctx: Context) -> Outcome:
     return outcome
 
 
-def _partitions_on(image: Image, brokers: set[int]):  # noqa: ANN202
+def _partitions_on(image: Image, brokers: set[int], completed: Mapping[TopicPartition, Completed]):  # noqa: ANN202
     """(topic, partition, registration, its replicas on `brokers`) for partitions with two or more."""
     table = image.topics.table
     on = np.isin(table.replicas.values, list(brokers))
     rows = np.flatnonzero(np.bincount(table.replica_row[on], minlength=table.partition_count) >= 2)
     for topic_id, partition_id in table.keys(rows):
         topic = image.topics.by_id[topic_id]
+        if completed and (topic.name, partition_id) in completed:
+            continue  # as an earlier plan of the sequence leaves it: below
         p = topic.partitions[partition_id]
         yield topic.name, partition_id, p, [b for b in p.replicas if b in brokers]
+    for (name, partition_id), done in (completed or {}).items():
+        kept = [b for b in done.replicas if b in brokers]
+        if len(kept) >= 2:
+            yield name, partition_id, done, kept
 
 
 # limits.moves-per-broker --------------------------------------------------------------------------
@@ -848,7 +858,7 @@ def execute_refusal(ctx: Context) -> str | None:
 def check_duration(ctx: Context) -> tuple[Outcome, Estimate | None]:
     from kjbod.controller.clock_control import format_duration
 
-    method = ctx.policy.estimate.method
+    method = ctx.estimate_method or ctx.policy.estimate.method
     if method == "auto":
         method = "simulation" if simulation_work(ctx.image, ctx.facts, ctx.cluster) <= SIMULATION_BUDGET else "bandwidth"
     if method == "simulation":

@@ -13,8 +13,8 @@ future replica's directory. The plan is applied to that.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from functools import cached_property
 from itertools import chain, compress
 
@@ -332,8 +332,22 @@ class _Codes(dict):
         return code
 
 
-def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts) -> PlanFacts:
-    """The plan's partitions against the cluster; unknown topics and partitions are set aside."""
+@dataclass(frozen=True)
+class Completed:
+    """A partition as an earlier plan of a sequence leaves it once that plan completes: its
+    target replicas, all in sync, in the directories the plan chose (an unknown id where it left
+    the choice to the broker), led by the same leader if it stays, else the first replica."""
+
+    replicas: tuple[int, ...]
+    directories: tuple[str, ...]
+    isr: tuple[int, ...]
+    leader: int
+    removing_replicas: tuple[int, ...] = ()
+
+
+def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts, completed: Mapping[TopicPartition, Completed] | None = None) -> PlanFacts:
+    """The plan's partitions against the cluster; unknown topics and partitions are set aside.
+    `completed`: partitions as earlier plans of a sequence leave them (they win over the image)."""
     table = image.topics.table
     topic_of = table.name_index.get
     unknown: dict[str, None] = {}
@@ -388,6 +402,13 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts) -> Pl
     isr_entries = gather_index(table.isr.start, table_rows)
     i_row = np.repeat(np.arange(rows, dtype=np.int64), np.diff(table.isr.start)[table_rows])
     i_broker = table.isr.values[isr_entries].astype(np.int64)
+    leader = table.leader[table_rows].astype(np.int64)
+    isr_size = np.diff(table.isr.start)[table_rows].astype(np.int64)
+    if completed:
+        c_row, c_broker, c_dir, i_row, i_broker = _overlay_completed(tps, completed, cluster, c_row, c_broker, c_dir, i_row, i_broker, leader, isr_size)
+        rf_current = np.bincount(c_row, minlength=rows)
+        starts = np.zeros(rows + 1, np.int64)
+        np.cumsum(rf_current, out=starts[1:])
     t_row, t_broker = _explode(targets)
 
     # A (row, broker) pair as one integer, to compare the lists by sorted-array membership.
@@ -443,10 +464,10 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts) -> Pl
         c_starts=starts,
         target=targets,
         size=np.maximum(table.size[table_rows], 0).astype(np.int64),
-        leader=table.leader[table_rows].astype(np.int64),
+        leader=leader,
         rf_current=rf_current.astype(np.int64),
         rf_target=np.fromiter(map(len, targets), np.int64, rows),
-        isr_size=np.diff(table.isr.start)[table_rows].astype(np.int64),
+        isr_size=isr_size,
         isr_kept=isr_kept,
         min_isr=np.fromiter((min_isr_of[name] for name in topic_names), np.int64, rows),
         changes_set=changes_set,
@@ -463,6 +484,49 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts) -> Pl
         c_kept=c_kept,
         c_in_sync=c_in_sync,
     )
+
+
+def _overlay_completed(
+    tps: list[TopicPartition],
+    completed: Mapping[TopicPartition, Completed],
+    cluster: ClusterFacts,
+    c_row: np.ndarray,
+    c_broker: np.ndarray,
+    c_dir: np.ndarray,
+    i_row: np.ndarray,
+    i_broker: np.ndarray,
+    leader: np.ndarray,
+    isr_size: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The plan's partitions that an earlier plan of a sequence completes, as it leaves them:
+    their current replicas, directories and ISR replaced (rows stay in order); `leader` and
+    `isr_size` are updated in place. A directory move in flight is the earlier plan's business."""
+    over = [row for row, tp in enumerate(tps) if tp in completed]
+    if not over:
+        return c_row, c_broker, c_dir, i_row, i_broker
+    replaced = np.zeros(len(tps), bool)
+    replaced[over] = True
+    rows_c, brokers_c, dirs_c, rows_i, brokers_i = [], [], [], [], []
+    for row in over:
+        done = completed[tps[row]]
+        pairs = [(b, d) for b, d in zip(done.replicas, done.directories) if b not in done.removing_replicas]
+        rows_c += [row] * len(pairs)
+        brokers_c += [b for b, _ in pairs]
+        dirs_c += [cluster.dir_index[d] for _, d in pairs]
+        rows_i += [row] * len(done.isr)
+        brokers_i += list(done.isr)
+        leader[row] = done.leader
+        isr_size[row] = len(done.isr)
+
+    def merged(rows_a: np.ndarray, rows_b: list[int], *columns: tuple[np.ndarray, list[int]]) -> list[np.ndarray]:
+        keep = ~replaced[rows_a]
+        all_rows = np.concatenate([rows_a[keep], np.array(rows_b, np.int64)])
+        order = np.argsort(all_rows, kind="stable")
+        return [all_rows[order]] + [np.concatenate([a[keep], np.array(b, np.int64)])[order] for a, b in columns]
+
+    c_row, c_broker, c_dir = merged(c_row, rows_c, (c_broker, brokers_c), (c_dir, dirs_c))
+    i_row, i_broker = merged(i_row, rows_i, (i_broker, brokers_i))
+    return c_row, c_broker, c_dir, i_row, i_broker
 
 
 def placement(plan: PlanFacts, cluster: ClusterFacts) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -492,6 +556,29 @@ def placement(plan: PlanFacts, cluster: ClusterFacts) -> tuple[np.ndarray, np.nd
         added[directory] += size
         added_replicas[directory] += 1
     return np.rint(used).astype(np.int64), replicas, np.rint(added).astype(np.int64), added_replicas
+
+
+def after_plan(plan: PlanFacts, cluster: ClusterFacts, used: np.ndarray, replicas: np.ndarray) -> tuple[ClusterFacts, dict[TopicPartition, Completed]]:
+    """The cluster once `plan` completes (`used` and `replicas` per directory from `placement`),
+    and its partitions as it leaves them: what the next plan of a sequence is checked against."""
+    unplaced = dict(cluster.unplaced)
+    for broker in plan.c_broker[plan.removed & (plan.c_dir < 0)].tolist():
+        unplaced[broker] = unplaced.get(broker, 0) - 1
+    for broker in plan.t_broker[plan.t_new & (plan.t_dir == UNKNOWN_DIR)].tolist():
+        unplaced[broker] = unplaced.get(broker, 0) + 1
+    ids = cluster.dir_ids
+    directory = [ids[d] if d >= 0 else "" for d in plan.t_dir.tolist()]
+    starts = np.searchsorted(plan.t_row, np.arange(plan.count + 1)).tolist()
+    completed: dict[TopicPartition, Completed] = {}
+    for row, (tp, target, leader) in enumerate(zip(plan.tps, plan.target, plan.leader.tolist())):
+        completed[tp] = Completed(
+            replicas=tuple(target),
+            directories=tuple(directory[starts[row] : starts[row + 1]]),
+            isr=tuple(target),
+            leader=leader if leader in target else (target[0] if target else -1),
+        )
+    after = replace(cluster, used=used, replicas=replicas, unplaced={b: n for b, n in unplaced.items() if n > 0})
+    return after, completed
 
 
 def place_unassigned(plan: PlanFacts, cluster: ClusterFacts, used: np.ndarray, replicas: np.ndarray) -> dict[int, int]:

@@ -270,6 +270,22 @@ class CheckReport:
         return found
 
 
+@dataclass(frozen=True)
+class SequenceReport:
+    """The reports of a sequence of plans (waves), each checked against the cluster as the ones
+    before it leave it once they complete."""
+
+    reports: tuple[CheckReport, ...]
+    fail_on: frozenset[Severity]
+
+    @property
+    def passed(self) -> bool:
+        return all(report.passed for report in self.reports)
+
+    def failed_reports(self) -> list[CheckReport]:
+        return [report for report in self.reports if not report.passed]
+
+
 def sorted_unique(items: Iterable[Any], key: Any = None) -> tuple[Any, ...]:
     return tuple(sorted(set(items), key=key))
 

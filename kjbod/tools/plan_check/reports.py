@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from kjbod.common.units import human_bytes
-from kjbod.tools.plan_check.model import CHECKS, CheckReport, CheckResult, Finding, Severity, truncated
+from kjbod.tools.plan_check.model import CHECKS, CheckReport, CheckResult, Finding, SequenceReport, Severity, truncated
 
 LIST_LIMIT = 10
 
@@ -135,14 +135,23 @@ def _finding_text(finding: Finding) -> str:
     return "\n".join([f"{finding.severity.label}: {finding.issue.message}", *(line.strip() for line in _involved(finding))])
 
 
+def _junit_counts(report: CheckReport) -> dict[str, str]:
+    failures = len(report.failed_checks())
+    skipped = sum(1 for r in report.results if r.skipped is not None)
+    return {"tests": str(len(report.results)), "failures": str(failures), "errors": "0", "skipped": str(skipped)}
+
+
 def render_junit(report: CheckReport) -> str:
     """JUnit XML: one testcase per check id; a failure element for findings at a failing
     severity, skipped for checks that did not apply, system-out for the rest."""
-    failures = len(report.failed_checks())
-    skipped = sum(1 for r in report.results if r.skipped is not None)
-    counts = {"tests": str(len(report.results)), "failures": str(failures), "errors": "0", "skipped": str(skipped)}
-    suites = ET.Element("testsuites", {"name": "kjbod reassign check", **counts})
-    suite = ET.SubElement(suites, "testsuite", {"name": f"kjbod reassign check: {report.plan_file}", **counts})
+    suites = ET.Element("testsuites", {"name": "kjbod reassign check", **_junit_counts(report)})
+    _junit_suite(suites, report)
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def _junit_suite(suites: ET.Element, report: CheckReport) -> None:
+    suite = ET.SubElement(suites, "testsuite", {"name": f"kjbod reassign check: {report.plan_file}", **_junit_counts(report)})
     properties = ET.SubElement(suite, "properties")
     ET.SubElement(properties, "property", {"name": "planFile", "value": report.plan_file})
     ET.SubElement(properties, "property", {"name": "failOn", "value": ",".join(s.label for s in sorted(report.fail_on, reverse=True))})
@@ -159,5 +168,68 @@ def render_junit(report: CheckReport) -> str:
             failure.text = "\n\n".join(_finding_text(f) for f in failing)
         out = [f"{result.spec.title}: {result.summary}"] + [_finding_text(f) for f in others]
         ET.SubElement(case, "system-out").text = "\n\n".join(out)
+
+
+# A sequence of plans (waves) --------------------------------------------------------------------
+
+
+def _totals(sequence: SequenceReport) -> dict[Severity, int]:
+    totals = {severity: 0 for severity in Severity}
+    for report in sequence.reports:
+        for severity, count in report.counts().items():
+            totals[severity] += count
+    return totals
+
+
+def sequence_summary_line(sequence: SequenceReport) -> str:
+    """One line for a sequence: passed or failed, how many waves, the findings per severity."""
+    waves = len(sequence.reports)
+    totals = _totals(sequence)
+    counts = ", ".join(f"{totals[s]} {s.label}" for s in sorted(Severity, reverse=True))
+    failing = ", ".join(s.label for s in sorted(sequence.fail_on, reverse=True)) or "nothing"
+    failed = len(sequence.failed_reports())
+    findings = f"findings: {counts}; failing on {failing}"
+    if failed:
+        return f"Plan check FAILED: {failed} of {waves} waves failed, checked one after another ({findings})."
+    return f"Plan check PASSED: {waves} waves, checked one after another ({findings})."
+
+
+def sequence_failure_message(sequence: SequenceReport) -> str:
+    failed = sequence.failed_reports()
+    first = failed[0].plan_file if failed else ""
+    return f"{len(failed)} out of {len(sequence.reports)} wave(s) failed (the first: {first})."
+
+
+def render_sequence_text(sequence: SequenceReport) -> list[str]:
+    """One line per wave, then each failing wave's full report."""
+    lines = [sequence_summary_line(sequence), ""]
+    for number, report in enumerate(sequence.reports, 1):
+        tag = "PASS" if report.passed else "FAIL"
+        lines.append(f"{tag}  wave {number}: {plan_line(report).removeprefix('Checked ')} {summary_line(report).removeprefix('Plan check ')}")
+    for report in sequence.failed_reports():
+        lines += ["", *render_text(report)]
+    return lines
+
+
+def sequence_json(sequence: SequenceReport) -> dict[str, Any]:
+    return {
+        "passed": sequence.passed,
+        "summary": sequence_summary_line(sequence),
+        "failOn": [s.label for s in sorted(sequence.fail_on, reverse=True)],
+        "counts": {s.label: n for s, n in sorted(_totals(sequence).items(), reverse=True)},
+        "failedWaves": [report.plan_file for report in sequence.failed_reports()],
+        "waves": [report_json(report) for report in sequence.reports],
+    }
+
+
+def render_sequence_junit(sequence: SequenceReport) -> str:
+    """JUnit XML: one test suite per wave, in order."""
+    reports = sequence.reports
+    counts = {
+        key: str(sum(int(_junit_counts(r)[key]) for r in reports)) for key in ("tests", "failures", "errors", "skipped")
+    }
+    suites = ET.Element("testsuites", {"name": "kjbod reassign check", **counts})
+    for report in reports:
+        _junit_suite(suites, report)
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"

@@ -1,7 +1,9 @@
-"""Run every check of a plan against a cluster image and a policy."""
+"""Run every check of a plan against a cluster image and a policy; or of a sequence of plans
+(waves), each against the cluster as the ones before it leave it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from kjbod.common.callbacks import gc_paused
@@ -9,9 +11,10 @@ from kjbod.controller.clock_control import format_duration
 from kjbod.errors import UserError
 from kjbod.image import Image
 from kjbod.tools.plan_check.checks import CHECK_FUNCTIONS, Context, check_duration, move_counts
-from kjbod.tools.plan_check.duration import Estimate
-from kjbod.tools.plan_check.facts import scan_cluster, scan_plan
-from kjbod.tools.plan_check.model import CHECKS, CheckReport, CheckResult, CheckSpec, Finding, Issue, Outcome, Severity
+from kjbod.common.java import TopicPartition
+from kjbod.tools.plan_check.duration import SIMULATION_BUDGET, Estimate
+from kjbod.tools.plan_check.facts import Completed, after_plan, scan_cluster, scan_plan
+from kjbod.tools.plan_check.model import CHECKS, CheckReport, CheckResult, CheckSpec, Finding, Issue, Outcome, SequenceReport, Severity
 from kjbod.tools.plan_check.policy import Policy
 from kjbod.tools.reassign.json_format import ReassignmentPlan, parse_reassignment_json
 
@@ -63,7 +66,10 @@ def check_plan(
             return _unreadable(plan_file, policy, exc.message.removeprefix("Error: "))
         cluster = scan_cluster(image)
         facts = scan_plan(image, plan, cluster)
-    ctx = Context(image, plan, cluster, facts, policy, inter, local)
+    return _run_checks(Context(image, plan, cluster, facts, policy, inter, local), plan_file)
+
+
+def _run_checks(ctx: Context, plan_file: str) -> CheckReport:
     results: list[CheckResult] = []
     estimate: Estimate | None = None
     for spec in CHECKS:
@@ -71,8 +77,49 @@ def check_plan(
             outcome, estimate = check_duration(ctx)
         else:
             outcome = CHECK_FUNCTIONS[spec.id](ctx)
-        results.append(_result(spec, policy, outcome))
-    return CheckReport(plan_file, policy.failing, tuple(results), plan_summary(plan_file, plan, ctx), estimate_json(estimate))
+        results.append(_result(spec, ctx.policy, outcome))
+    return CheckReport(plan_file, ctx.policy.failing, tuple(results), plan_summary(plan_file, ctx.plan, ctx), estimate_json(estimate))
+
+
+def check_sequence(
+    image: Image,
+    plans: Sequence[tuple[str, str]],
+    policy: Policy,
+    *,
+    throttle: int | None = None,
+    log_dir_throttle: int | None = None,
+) -> SequenceReport:
+    """Check plans (file name, text) one after another: the first against the image, each next
+    one against the cluster once the ones before it complete (directory usage, and the replicas
+    of partitions they moved). A file that cannot be read fails its own report and changes
+    nothing for the next. The cluster is read once; each plan costs about its own size."""
+    inter, local = effective_throttles(policy, throttle, log_dir_throttle)
+    parsed: list[tuple[str, ReassignmentPlan | str]] = []
+    for plan_file, text in plans:
+        try:
+            parsed.append((plan_file, parse_reassignment_json(text)))
+        except UserError as exc:
+            parsed.append((plan_file, exc.message.removeprefix("Error: ")))
+    cluster = scan_cluster(image)
+    method = policy.estimate.method
+    if method == "auto":
+        # Simulating every wave costs about what simulating them all at once would: choose once.
+        events = sum(2 * len(plan.entries) for _, plan in parsed if not isinstance(plan, str)) + cluster.copying
+        topics = max(len(image.topics), 1)
+        method = "simulation" if events * (topics + image.topics.partition_count // topics) <= SIMULATION_BUDGET else "bandwidth"
+    completed: dict[TopicPartition, Completed] = {}
+    reports: list[CheckReport] = []
+    for plan_file, plan in parsed:
+        if isinstance(plan, str):
+            reports.append(_unreadable(plan_file, policy, plan))
+            continue
+        facts = scan_plan(image, plan, cluster, completed)
+        ctx = Context(image, plan, cluster, facts, policy, inter, local, completed=completed, estimate_method=method)
+        reports.append(_run_checks(ctx, plan_file))
+        used, replicas, _, _ = ctx.placement
+        cluster, done = after_plan(facts, cluster, used, replicas)
+        completed.update(done)
+    return SequenceReport(tuple(reports), policy.failing)
 
 
 def plan_summary(plan_file: str, plan: ReassignmentPlan, ctx: Context) -> dict[str, Any]:

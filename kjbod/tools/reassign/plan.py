@@ -1,4 +1,6 @@
-"""`kjbod reassign plan`: the placement planner's plan, written as Kafka's reassignment JSON."""
+"""`kjbod reassign plan`: the placement planner's plan, written as Kafka's reassignment JSON, and
+with wave limits also as ordered waves beside it (`plan.wave-001.json`, ...), each a
+reassignment file of its own."""
 
 from __future__ import annotations
 
@@ -10,19 +12,45 @@ from typing import TYPE_CHECKING
 import orjson
 
 from kjbod.common.callbacks import Progress, ignore
-from kjbod.common.durable import atomic_write
+from kjbod.common.durable import fsync_directory, write_all
 from kjbod.errors import UserError
 from kjbod.image import Image
-from kjbod.planner import PlannerRun, PlanRequest, early_engine, run_planner, start_spark
+from kjbod.planner import PlannerRun, PlanRequest, WaveLimits, early_engine, run_planner, start_spark
 
 if TYPE_CHECKING:
     from kjbod.planner.session import SparkStarter
 
 
-def check_output_file(path: Path, overwrite: bool) -> None:
+def wave_path(output_file: Path, number: int, count: int) -> Path:
+    """`plan.json` -> `plan.wave-001.json` (`F.wave-NNN.json` for a name without .json), numbered
+    with as many digits as the last wave needs (three at least), so that names sort in order."""
+    stem = output_file.name.removesuffix(".json")
+    return output_file.with_name(f"{stem}.wave-{number:0{max(3, len(str(count)))}d}.json")
+
+
+def existing_waves(output_file: Path) -> list[Path]:
+    """Wave files of an earlier plan written to `output_file` (named as wave_path names them)."""
+    import re
+
+    stem = re.escape(output_file.name.removesuffix(".json"))
+    pattern = re.compile(rf"{stem}\.wave-\d{{3,}}\.json")
+    parent = output_file.parent if str(output_file.parent) else Path(".")
+    try:
+        return sorted(p for p in parent.iterdir() if pattern.fullmatch(p.name))
+    except OSError:
+        return []
+
+
+def check_output_file(path: Path, overwrite: bool, *, waves: bool = False) -> None:
     """Fail before planning, not after, when the plan could not be written."""
     if path.exists() and not overwrite:
         raise UserError(f"{path} already exists; choose another --output-file or pass --overwrite to replace it")
+    if waves and not overwrite:
+        earlier = existing_waves(path)
+        if earlier:
+            raise UserError(
+                f"{earlier[0]} already exists (waves of an earlier plan); choose another --output-file or pass --overwrite to replace them"
+            )
     if path.is_dir():
         raise UserError(f"--output-file {path} is a directory; give a file name")
     parent = path.parent if str(path.parent) else Path(".")
@@ -57,18 +85,52 @@ def plan_reassignment(
     spark_master: str | None = None,
     spark_conf: Mapping[str, str] | None = None,
     spark: SparkStarter | None = None,
+    waves: WaveLimits | None = None,
     progress: Progress = ignore,
 ) -> PlannerRun:
     """Plan against the image and write the reassignment JSON to `output_file` (atomically: the
-    file is complete or absent; None writes no file: the caller prints it). Nothing in the
-    state changes. `spark`: a session already starting (spark_before_loading), used if the
-    Spark engine runs."""
-    run = run_planner(image, request, engine=engine, spark_master=spark_master, spark_conf=spark_conf, spark=spark, progress=progress)
+    file is complete or absent; None writes no file: the caller prints it), and with `waves`
+    each wave to its own file beside it (all of them or none; waves of an earlier plan under the
+    same name are replaced). Nothing in the state changes. `spark`: a session already starting
+    (spark_before_loading), used if the Spark engine runs."""
+    run = run_planner(
+        image, request, engine=engine, spark_master=spark_master, spark_conf=spark_conf, spark=spark, waves=waves, progress=progress
+    )
     if output_file is None:
         return run
-    try:
-        atomic_write(output_file, reassignment_json(run), temp_suffix=".kjbod-tmp")
-    except OSError as exc:
-        raise UserError(f"Cannot write --output-file {output_file}: {exc.strerror or exc}") from None
+    files = {output_file: reassignment_json(run)}
+    if run.report.waves is not None:
+        count = len(run.report.waves)
+        paths = [wave_path(output_file, number, count) for number in range(1, count + 1)]
+        files.update({path: orjson.dumps(wave) + b"\n" for path, wave in zip(paths, run.report.waves)})
+        run.report.data["waves"]["files"] = [str(path) for path in paths]
+    _write_all(files, stale=[p for p in existing_waves(output_file) if p not in files] if waves is not None else [])
     run.output_file = output_file
     return run
+
+
+def _write_all(files: dict[Path, bytes], stale: list[Path]) -> None:
+    """Every file written, or none: each goes to a temporary file first (fsynced), then all are
+    renamed into place and the directory fsynced once; `stale` files (earlier waves beyond the
+    new ones) are removed after that."""
+    temps: list[Path] = []
+    first = next(iter(files))
+    try:
+        for path, data in files.items():
+            temp = path.with_name(path.name + ".kjbod-tmp")
+            temps.append(temp)
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                write_all(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    except OSError as exc:
+        for temp in temps:
+            temp.unlink(missing_ok=True)
+        raise UserError(f"Cannot write --output-file {first}{' and its waves' if len(files) > 1 else ''}: {exc.strerror or exc}") from None
+    for temp, path in zip(temps, files):
+        os.replace(temp, path)
+    for path in stale:
+        path.unlink(missing_ok=True)
+    fsync_directory(first.parent if str(first.parent) else Path("."))
