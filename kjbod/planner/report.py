@@ -156,7 +156,13 @@ def add_waves(plan_report: PlanReport, plan: Plan, *, per_broker: int | None, si
     from kjbod.planner.waves import split_into_waves
 
     split = split_into_waves(plan, per_broker=per_broker, size=size, threshold=plan.request.capacity_threshold)
-    plan_report.waves = [reassignment_json(plan, partitions) for partitions in split.partitions]
+    # The whole plan's entries, once; each wave takes its own (partitions of a wave are changed
+    # partitions, in table order, as the entries are).
+    changed = plan.changed_partitions
+    entries = plan_report.reassignment["partitions"]
+    plan_report.waves = [
+        {"version": 1, "partitions": [entries[i] for i in np.searchsorted(changed, partitions).tolist()]} for partitions in split.partitions
+    ]
     plan_report.data["waves"] = {
         "count": len(split.partitions),
         "lowerBound": split.lower_bound,
