@@ -5,6 +5,7 @@
     python bench/bench_planner.py --partitions 100000,300000,1000000     # scaling
     python bench/bench_planner.py --goals remove-brokers,drain-dirs      # the must-move goals
     python bench/bench_planner.py --partitions 200000 --assigner         # against kafka-assigner
+    python bench/bench_planner.py --waves 5                                # the balance plan in waves, checked in sequence
 
 Each cluster comes from bench/synthetic.py (racks of unequal size, skewed partition sizes, hot
 topics, nearly full disks) with `--new-brokers` empty brokers added, so `balance` starts skewed.
@@ -236,6 +237,7 @@ def main() -> int:
     parser.add_argument("--engines", default="spark,local", help="comma-separated, of auto, spark, local: run alternately")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each engine per goal (alternating)")
     parser.add_argument("--assigner", action="store_true", help="also run kafka-assigner count+rackaware")
+    parser.add_argument("--waves", type=int, metavar="K", help="also write the balance plan as waves of at most K moves per broker and check them")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/kjbod-bench-planner"))
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
@@ -255,6 +257,8 @@ def main() -> int:
             compare_engines(goal, runs)
             if goal == "balance":
                 times.append((size, statistics.median(r["seconds"] for r in runs[engines[0]])))
+        if args.waves:
+            run_waves(cluster_dir, args.waves, engines[-1])
         if args.assigner:
             from assigner_peer import run_assigner  # noqa: PLC0415  (kept apart: it needs its own venv)
 
@@ -267,6 +271,41 @@ def main() -> int:
         for size, seconds in times:
             print(f"  {size:>9} partitions: {seconds:6.1f} s  ({seconds / base_time:.2f}x the time for {size / base_size:.0f}x the partitions)")
     return 0
+
+
+def run_waves(cluster_dir: Path, per_broker: int, engine: str) -> None:
+    """The balance plan written as waves of at most `per_broker` moves per broker, and
+    `reassign check` of the waves one after another."""
+    for old in cluster_dir.glob("plan-waves*.json"):
+        old.unlink()
+    plan_file = cluster_dir / "plan-waves.json"
+    state = str(cluster_dir / "state")
+    command = [
+        *KJBOD, "--state", state, "-o", "json", "reassign", "plan", "--goal", "balance", "--engine", engine,
+        "--max-concurrent-moves-per-broker", str(per_broker), "--output-file", str(plan_file),
+    ]
+    result, elapsed, peak = run_measured(command)
+    if result.returncode != 0:
+        raise SystemExit(f"plan in waves failed ({result.returncode}): {result.stderr.strip()[-2000:]}")
+    waves = json.loads(result.stdout)["waves"]
+    sizes = waves["partitions"]
+    print(
+        f"balance in waves of at most {per_broker} moves per broker ({engine}): {elapsed:.1f} s end to end, peak {peak / GIB:.2f} GiB; "
+        f"{waves['count']} waves (lower bound {waves['lowerBound']}: the busiest broker's moves / {per_broker}); "
+        f"partitions per wave {min(sizes)}-{max(sizes)} (first {sizes[0]}, median {statistics.median(sizes):.0f})"
+    )
+    for note in waves["notes"]:
+        print(f"  note: {note}")
+    pattern = str(cluster_dir / "plan-waves.wave-*.json")
+    check, elapsed, peak = run_measured([*KJBOD, "--state", state, "-o", "json", "reassign", "check", "--reassignment-json-file", pattern])
+    try:
+        verdict = json.loads(check.stdout)
+        print(
+            f"  reassign check of the {len(verdict['waves'])} waves one after another: exit {check.returncode}, {verdict['summary']} "
+            f"({elapsed:.1f} s, peak {peak / GIB:.2f} GiB)"
+        )
+    except (ValueError, KeyError):
+        print(f"  reassign check: exit {check.returncode}, unreadable output: {check.stderr.strip()[-500:]}")
 
 
 def compare_engines(goal: str, runs: dict[str, list[dict[str, Any]]]) -> None:

@@ -1,15 +1,19 @@
 """Where the planner's kernels run: in this process, or on Spark; and which of the two to use.
 
 A kernel is a pure function `(DataFrame of whole groups, params) -> DataFrame`, with the columns
-of its result (and their order) declared beside it (kjbod.planner.kernels.Kernel). The local engine calls it once on the whole table. The Spark engine
-splits the table into buckets of whole groups (brokers) of about equal rows and runs the kernel
-on each bucket in a Spark task, one job per kernel call:
+of its result (and their order) declared beside it (kjbod.planner.kernels.Kernel). The local
+engine calls it once on the whole table. The Spark engine splits the table into buckets of whole
+groups (brokers) of about equal rows and runs the kernel on each bucket in a Spark task, one job
+per kernel call, each bucket and each result as Arrow:
 
-- in local mode the buckets go to the tasks as Arrow in shared memory (one memory-mapped IPC
-  file, a record batch per bucket), and each task writes its result the same way: no Parquet,
-  no rows through the JVM;
-- on a cluster the rows go through Spark (`createDataFrame` from Arrow, partitioned by bucket)
-  and the results come back with `toArrow`.
+- in local mode the buckets go to the tasks in shared memory (one memory-mapped Arrow IPC file,
+  a record batch per bucket), and each task writes its result the same way: the job itself
+  carries only bucket numbers;
+- on a cluster each task receives its bucket as Arrow IPC bytes and returns its result so.
+
+The jobs are plain RDD jobs (parallelize, mapPartitions): the rows never need Spark SQL, whose
+session and Arrow UDF machinery cost this machine about five seconds before the first job and a
+query plan per job, for nothing the kernels use.
 
 `submit` returns at once with a pending result, so the driver can do other work (leaders, say)
 while a Spark job runs; the local engine has the result ready when `submit` returns. Both give
@@ -83,53 +87,46 @@ class LocalEngine:
         pass
 
 
-def _spark_type(dtype: str) -> str:
-    return {"int64": "bigint", "int32": "int", "float64": "double", "bool": "boolean"}[dtype]
+def _arrow_bytes(table: pa.Table | pa.RecordBatch) -> bytes:
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write(table)
+    return sink.getvalue().to_pybytes()
 
 
-def _schema(kernel: Kernel) -> str:
-    return ", ".join(f"{name} {_spark_type(kind)}" for name, kind in kernel.columns.items())
-
-
-def _run_on_rows(kernel: Kernel, params: dict[str, Any]) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The task on a cluster: all the batches of its partition (whole groups) in one table."""
+def _run_on_payloads(kernel: Kernel, params: dict[str, Any]) -> Callable[[Iterator[tuple[int, bytes]]], Iterator[tuple[int, bytes]]]:
+    """The task on a cluster: its bucket arrives as Arrow IPC bytes; its result leaves so."""
     function = kernel.function
 
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def run(items: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
         import pyarrow as pa
 
-        collected = list(batches)
-        if not collected:
-            return  # an empty partition (two buckets may hash to one)
-        table = pa.Table.from_batches(collected)
-        if table.num_rows == 0:
-            return
-        result = function(table.to_pandas(), params)
-        if not result.empty:
-            yield from pa.Table.from_pandas(result, preserve_index=False).to_batches()
+        for bucket, payload in items:
+            frame = pa.ipc.open_stream(payload).read_all().to_pandas()
+            result = function(frame, params)
+            yield bucket, _arrow_bytes(pa.Table.from_pandas(result, preserve_index=False))
 
     return run
 
 
-def _run_on_shared_files(
-    kernel: Kernel, params: dict[str, Any], source: str, results: str
-) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The task in local mode: its input rows are bucket numbers; each bucket is a record batch
-    of the memory-mapped Arrow file `source`, and its result goes to `results/NNNNN.arrow`."""
+def _run_on_shared_files(kernel: Kernel, params: dict[str, Any], source: str, results: str) -> Callable[[Iterator[int]], Iterator[tuple[int, int]]]:
+    """The task in local mode: its input is bucket numbers; each bucket is a record batch of the
+    memory-mapped Arrow file `source`, and its result goes to `results/NNNNN.arrow`."""
     function = kernel.function
 
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def run(buckets: Iterator[int]) -> Iterator[tuple[int, int]]:
         import pyarrow as pa
 
-        for batch in batches:
-            for bucket in batch.column(0).to_pylist():
-                with pa.memory_map(source) as mapped:
-                    frame = pa.Table.from_batches([pa.ipc.open_file(mapped).get_batch(bucket)]).to_pandas()
-                result = function(frame, params)
-                table = pa.Table.from_pandas(result, preserve_index=False)
-                with pa.OSFile(os.path.join(results, f"{bucket:05d}.arrow"), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
-                    writer.write_table(table)
-                yield pa.RecordBatch.from_pydict({"bucket": [bucket], "rows": [len(result)]})
+        for bucket in buckets:
+            with pa.memory_map(source) as mapped:
+                frame = pa.Table.from_batches([pa.ipc.open_file(mapped).get_batch(bucket)]).to_pandas()
+            result = function(frame, params)
+            table = pa.Table.from_pandas(result, preserve_index=False)
+            with pa.OSFile(os.path.join(results, f"{bucket:05d}.arrow"), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table)
+            yield bucket, len(result)
 
     return run
 
@@ -197,35 +194,32 @@ class SparkEngine:
 
         buckets = self._buckets(frame)
         rows = pa.RecordBatch.from_pandas(frame, preserve_index=False)
+        # One gather into bucket order, then a zero-copy slice per bucket.
+        ordered = rows.take(pa.array(np.concatenate(buckets)))
+        starts = np.r_[0, np.cumsum([len(b) for b in buckets])].tolist()
+        slices = [ordered.slice(start, end - start) for start, end in zip(starts, starts[1:])]
+        context = self.session.sparkContext
         if self.local:
             source = self._workdir / f"in-{step}.arrow"
             results = self._workdir / f"out-{step}"
             results.mkdir()
             with pa.OSFile(str(source), "wb") as sink, pa.ipc.new_file(sink, rows.schema) as writer:
-                # One gather into bucket order, then a zero-copy slice per bucket.
-                ordered = rows.take(pa.array(np.concatenate(buckets)))
-                start = 0
-                for members in buckets:
-                    writer.write_batch(ordered.slice(start, len(members)))
-                    start += len(members)
+                for piece in slices:
+                    writer.write_batch(piece)
             run = _run_on_shared_files(kernel, params, str(source), str(results))
             try:
-                self.session.range(0, len(buckets), 1, len(buckets)).mapInArrow(run, "bucket bigint, rows bigint").collect()
+                context.parallelize(range(len(slices)), len(slices)).mapPartitions(run).collect()
                 tables = [_read_arrow(path) for path in sorted(results.iterdir())]
             finally:
                 source.unlink(missing_ok=True)
                 shutil.rmtree(results, ignore_errors=True)
-            result = pa.concat_tables(tables).to_pandas() if tables else kernel.empty()
         else:
-            # A remote cluster cannot read this machine's memory: send the rows, one
-            # partition per bucket (whole groups stay together).
-            bucket = np.zeros(len(frame), dtype=np.int32)
-            for i, members in enumerate(buckets):
-                bucket[members] = i
-            table = pa.Table.from_batches([rows]).append_column("bucket", pa.array(bucket))
-            data = self.session.createDataFrame(table).repartition(len(buckets), "bucket").drop("bucket")
-            returned = data.mapInArrow(_run_on_rows(kernel, params), _schema(kernel)).toArrow()
-            result = returned.to_pandas() if returned.num_rows else kernel.empty()
+            # A cluster cannot read this machine's memory: each task gets its bucket's bytes.
+            payloads = [(i, _arrow_bytes(piece)) for i, piece in enumerate(slices)]
+            returned = sorted(context.parallelize(payloads, len(payloads)).mapPartitions(_run_on_payloads(kernel, params)).collect())
+            tables = [pa.ipc.open_stream(payload).read_all() for _, payload in returned]
+        tables = [table for table in tables if table.num_rows]
+        result = pa.concat_tables(tables).to_pandas() if tables else kernel.empty()
         return canonical(kernel, result)
 
     def close(self) -> None:
@@ -289,20 +283,21 @@ def spark_job_error(exc: BaseException) -> UserError:
 def warm_up_workers(session: SparkSession) -> None:
     """One task per core that imports what the kernels need, so that the first real job finds
     its Python workers started and warm (they are reused)."""
-    parallelism = int(session.sparkContext.defaultParallelism)
+    context = session.sparkContext
+    parallelism = int(context.defaultParallelism)
     try:
-        session.range(0, parallelism, 1, parallelism).mapInArrow(_import_kernels, "id bigint").collect()
+        context.parallelize(range(parallelism), parallelism).mapPartitions(_import_kernels).collect()
     except Exception as exc:  # noqa: BLE001  (py4j and pyspark raise many kinds)
         raise spark_job_error(exc) from None
 
 
-def _import_kernels(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def _import_kernels(items: Iterator[int]) -> Iterator[int]:
     import pandas  # noqa: F401
     import pyarrow  # noqa: F401
 
     import kjbod.planner.kernels  # noqa: F401
 
-    yield from batches
+    yield from items
 
 
 # Choosing the engine ----------------------------------------------------------------------------

@@ -27,10 +27,6 @@ if TYPE_CHECKING:
 DEFAULT_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
-    "spark.sql.shuffle.partitions": "8",
-    "spark.sql.execution.arrow.pyspark.enabled": "true",
-    "spark.sql.execution.arrow.maxRecordsPerBatch": "1000000",
-    "spark.sql.files.maxPartitionBytes": str(1 << 30),
     "spark.python.worker.reuse": "true",
     # The driver JVM does little computing of its own: start fast rather than run fast.
     "spark.driver.extraJavaOptions": "-XX:+UseParallelGC -XX:TieredStopAtLevel=1",
