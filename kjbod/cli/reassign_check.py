@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -157,24 +157,22 @@ def check(
     )
     texts = [(str(path), _read_text(path, "plan")) for path in plan_files]
     image = app_.read_image()
+    # One file: its report, as before; several: the waves' reports, one after another.
+    result: Any
     if len(texts) == 1:
         result = check_plan(image, texts[0][1], rules, plan_file=texts[0][0], throttle=inter, log_dir_throttle=local)
-        data = report_json(result)
-        summary, passed, failure = summary_line(result), result.passed, lambda: failure_message(result)
-        rendered = {
-            "text": lambda: "\n".join(render_text(result)) + "\n",
-            "json": lambda: json.dumps(data, indent=2, ensure_ascii=False) + "\n",
-            "junit": lambda: render_junit(result),
-        }[chosen]()
+        to_json, to_text, to_junit, summarize, failure = report_json, render_text, render_junit, summary_line, failure_message
     else:
-        sequence = check_sequence(image, texts, rules, throttle=inter, log_dir_throttle=local)
-        data = sequence_json(sequence)
-        summary, passed, failure = sequence_summary_line(sequence), sequence.passed, lambda: sequence_failure_message(sequence)
-        rendered = {
-            "text": lambda: "\n".join(render_sequence_text(sequence)) + "\n",
-            "json": lambda: json.dumps(data, indent=2, ensure_ascii=False) + "\n",
-            "junit": lambda: render_sequence_junit(sequence),
-        }[chosen]()
+        result = check_sequence(image, texts, rules, throttle=inter, log_dir_throttle=local)
+        to_json, to_text, to_junit = sequence_json, render_sequence_text, render_sequence_junit
+        summarize, failure = sequence_summary_line, sequence_failure_message
+    data = to_json(result)
+    summary = summarize(result)
+    rendered = {
+        "text": lambda: "\n".join(to_text(result)) + "\n",
+        "json": lambda: json.dumps(data, indent=2, ensure_ascii=False) + "\n",
+        "junit": lambda: to_junit(result),
+    }[chosen]()
     if report_file is not None:
         _write_file(report_file, rendered, "report")
         emit(
@@ -183,8 +181,8 @@ def check(
         )
     else:
         emit(app_, Lines(rendered.rstrip("\n").split("\n"), data))
-    if not passed:
-        raise OperationFailed(failure())
+    if not result.passed:
+        raise OperationFailed(failure(result))
 
 
 def _expand(paths: list[Path]) -> list[Path]:

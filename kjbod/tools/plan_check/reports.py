@@ -12,20 +12,17 @@ from kjbod.tools.plan_check.model import CHECKS, CheckReport, CheckResult, Findi
 LIST_LIMIT = 10
 
 
-def _count_text(report: CheckReport) -> str:
-    counts = report.counts()
-    return ", ".join(f"{counts[s]} {s.label}" for s in sorted(Severity, reverse=True))
-
-
-def _failing_text(report: CheckReport) -> str:
-    return ", ".join(s.label for s in sorted(report.fail_on, reverse=True)) or "nothing"
+def _findings_text(counts: dict[Severity, int], fail_on: frozenset[Severity]) -> str:
+    found = ", ".join(f"{counts[s]} {s.label}" for s in sorted(Severity, reverse=True))
+    failing = ", ".join(s.label for s in sorted(fail_on, reverse=True)) or "nothing"
+    return f"findings: {found}; failing on {failing}"
 
 
 def summary_line(report: CheckReport) -> str:
     """One line: passed or failed, how many checks, the findings per severity."""
     checks = len(report.results)
     failed = len(report.failed_checks())
-    findings = f"findings: {_count_text(report)}; failing on {_failing_text(report)}"
+    findings = _findings_text(report.counts(), report.fail_on)
     if failed:
         return f"Plan check FAILED: {failed} of {checks} checks failed ({findings})."
     return f"Plan check PASSED: {checks} checks ({findings})."
@@ -184,11 +181,8 @@ def _totals(sequence: SequenceReport) -> dict[Severity, int]:
 def sequence_summary_line(sequence: SequenceReport) -> str:
     """One line for a sequence: passed or failed, how many waves, the findings per severity."""
     waves = len(sequence.reports)
-    totals = _totals(sequence)
-    counts = ", ".join(f"{totals[s]} {s.label}" for s in sorted(Severity, reverse=True))
-    failing = ", ".join(s.label for s in sorted(sequence.fail_on, reverse=True)) or "nothing"
     failed = len(sequence.failed_reports())
-    findings = f"findings: {counts}; failing on {failing}"
+    findings = _findings_text(_totals(sequence), sequence.fail_on)
     if failed:
         return f"Plan check FAILED: {failed} of {waves} waves failed, checked one after another ({findings})."
     return f"Plan check PASSED: {waves} waves, checked one after another ({findings})."
