@@ -127,19 +127,22 @@ def split_into_waves(plan: Plan, *, per_broker: int | None, size: int | None, th
                     kept.append(p)  # a directory needs room first: a later wave
             queues[b] = kept + queue[i:]
         if not wave:
-            # The brokers' first partitions were all blocked: look at every partition left, and
-            # when none fits on its own, the first one goes alone (it breaks a limit).
+            # Every broker's first partitions were blocked: try every partition left; when none
+            # fits on its own, the first one goes alone (it breaks a limit, and the plan says so).
             left_over = [p for p in sorted(brokers_of) if p not in done]
-            fitting = [p for p in left_over if _fits(p, brokers_of[p], adds.get(p, ()), frees.get(p, ()), load, per_broker, net, usage, limit)]
-            for p in fitting or left_over[:1]:
-                if fitting and not _fits(p, brokers_of[p], adds.get(p, ()), frees.get(p, ()), load, per_broker, net, usage, limit):
-                    continue
+            for p in left_over:
+                if _fits(p, brokers_of[p], adds.get(p, ()), frees.get(p, ()), load, per_broker, net, usage, limit):
+                    _take(p, brokers_of[p], adds.get(p, ()), frees.get(p, ()), load, net)
+                    done.add(p)
+                    wave.append(p)
+                    if size is not None and len(wave) >= size:
+                        break
+            if not wave:
+                p = left_over[0]
                 _take(p, brokers_of[p], adds.get(p, ()), frees.get(p, ()), load, net)
                 done.add(p)
                 wave.append(p)
-                if size is not None and len(wave) >= size:
-                    break
-            forced_waves += 0 if fitting else 1
+                forced_waves += 1
         for p in wave:
             for b in brokers_of[p]:
                 left[b] -= 1
