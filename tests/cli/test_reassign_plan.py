@@ -354,3 +354,10 @@ def test_waves_are_written_beside_the_plan_and_replaced_with_it(cli: Cli, state:
     assert again.exit_code == 0, again.stderr
     assert sorted(tmp_path.glob("plan.wave-*.json")) == [tmp_path / "plan.wave-001.json"]  # one wave of 11 now; the rest are gone
     assert json.loads((tmp_path / "plan.wave-001.json").read_text()) == json.loads(plan_file.read_text())
+
+
+def test_waves_need_a_file_name_not_stdout(cli: Cli, state: Path) -> None:
+    result = cli("reassign", "plan", "--goal", "balance", "--max-concurrent-moves-per-broker", "2", "--output-file", "-", state=state)
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        1, "", "Waves are written to files beside --output-file (F.wave-001.json, ...): give a file name, not -\n"
+    )
