@@ -86,3 +86,16 @@ def test_a_java_error_is_its_exception_line() -> None:
     assert spark_error_summary(FakePy4JError(text)) == (
         "java.lang.IllegalArgumentException: Executor memory 1048576 must be at least 471859200."
     )
+
+
+def test_before_loading_the_state_its_size_on_disk_tells_whether_to_start_spark() -> None:
+    from kjbod.planner import early_engine
+    from kjbod.planner.run import STATE_BYTES_PER_REPLICA
+
+    assert early_engine("auto", spark_master=None, state_bytes=1_000_000) == "local"  # a small state: Spark will not pay
+    assert early_engine("auto", spark_master="spark://10.0.0.1:7077", state_bytes=0) == "spark"
+    assert early_engine("spark", spark_master=None, state_bytes=0) == "spark"
+    assert early_engine("local", spark_master=None, state_bytes=10**12) == "local"
+    # A state the size of 30M replicas: on many cores the guess is the same as the choice after loading.
+    huge = 30_000_000 * STATE_BYTES_PER_REPLICA
+    assert early_engine("auto", spark_master=None, state_bytes=huge) == choose_engine("auto", replicas=30_000_000, spark_master=None).engine
