@@ -8,6 +8,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from kjbod.cli import completion
 from kjbod.cli.context import app_context
 from kjbod.cli.progress import Progress
 from kjbod.cli.render import Lines, emit
@@ -59,6 +60,7 @@ def plan(
         typer.Option(
             "--broker-list", "--brokers", metavar="LIST",
             help='The brokers to add or remove, as "7,8,9" (add-brokers, remove-brokers); --brokers is the same option.',
+            autocompletion=completion.broker_list,
         ),
     ] = None,
     dirs: Annotated[
@@ -80,7 +82,10 @@ def plan(
         Optional[str], typer.Option("--exclude-topics", metavar="REGEX", help="Never move replicas of topics matching REGEX (whole name).")
     ] = None,
     exclude_brokers: Annotated[
-        Optional[str], typer.Option("--exclude-brokers", metavar="LIST", help='Never move replicas to or from these brokers, as "4,5".')
+        Optional[str], typer.Option(
+            "--exclude-brokers", metavar="LIST", help='Never move replicas to or from these brokers, as "4,5".',
+            autocompletion=completion.broker_list,
+        ),
     ] = None,
     capacity_threshold: Annotated[
         float, typer.Option("--capacity-threshold", metavar="F", help="Never fill a log directory past this share of its capacity.")

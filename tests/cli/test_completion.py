@@ -50,6 +50,13 @@ def test_broker_ids_after_id_and_in_broker_lists(named: Path) -> None:
     assert complete(f"{state} log-dirs describe --broker-list 2,1") == ["2,1", "2,11"]
 
 
+def test_broker_ids_in_the_planners_broker_lists(named: Path) -> None:
+    state = f"kjbod --state {named}"
+    assert complete(f"{state} reassign plan --goal add-brokers --broker-list ") == ["1", "2", "11"]
+    assert complete(f"{state} reassign plan --goal remove-brokers --brokers 11,") == ["11,1", "11,2"]  # the alias completes too
+    assert complete(f"{state} reassign plan --goal balance --exclude-brokers 1") == ["1", "11"]
+
+
 def test_topic_names_after_topic_commands_and_in_topic_lists(named: Path) -> None:
     state = f"kjbod --state {named}"
     assert complete(f"{state} topic describe ") == ["audit", "orders"]
