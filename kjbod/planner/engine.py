@@ -23,6 +23,7 @@ the same rows, in the order the kernel declares.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -258,6 +259,19 @@ def spark_job_error(exc: BaseException) -> UserError:
             log.write(f"\n--- kjbod: a planner job failed ---\n{exc}\n")
     except OSError:
         pass
+    program = re.search(r'Cannot run program "([^"]*)"(?:[^)]*?error=\d+, ([^)\n]*))?', str(exc))
+    if program:
+        reason = f" ({program.group(2).strip()})" if program.group(2) else ""
+        return UserError(
+            f"The Spark executors cannot start their Python {program.group(1)}{reason}: point --spark-conf spark.pyspark.python=PATH "
+            f"at a Python with numpy, pandas and pyarrow on the workers, or use --engine local. Spark's log: {spark_log_path()}"
+        )
+    if re.search(r"No module named 'kjbod(\.[\w.]+)?'", summary):
+        return UserError(
+            f"The Spark executors cannot import kjbod ({summary}), whose code kjbod sends with the job to workers that run "
+            "another Python than its own: check the workers' Python (--spark-conf spark.pyspark.python=PATH, 3.11 or later) "
+            f"and Spark's log {spark_log_path()}, or use --engine local"
+        )
     if "ModuleNotFoundError" in summary or "ImportError" in summary:
         return UserError(
             f"The Spark executors cannot run the planner ({summary}): their Python needs numpy, pandas and pyarrow "

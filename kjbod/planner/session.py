@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import sys
 import tempfile
 import threading
@@ -58,6 +59,38 @@ def parse_spark_conf(items: list[str] | tuple[str, ...]) -> dict[str, str]:
     return conf
 
 
+def master_addresses(master: str) -> list[tuple[str, int]]:
+    """The host:port pairs of a standalone master URL (spark://h1:7077,h2:7077 names several
+    masters, for high availability); none for other masters (local, yarn, k8s)."""
+    if not master.startswith("spark://"):
+        return []
+    addresses = []
+    for part in master[len("spark://"):].split(","):
+        host, sep, port = part.strip().rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise UserError(f"Invalid --spark-master {master}: give spark://HOST:PORT, e.g. spark://10.0.0.5:7077")
+        addresses.append((host.strip("[]"), int(port)))
+    return addresses
+
+
+def check_master_reachable(master: str, timeout: float = 5.0) -> None:
+    """Raises UserError when no master of a spark:// URL accepts a connection: Spark itself
+    retries for a minute and then fails with an internal error that does not say so."""
+    addresses = master_addresses(master)
+    failures = []
+    for host, port in addresses:
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                return
+        except OSError as exc:
+            failures.append(exc.strerror or type(exc).__name__)
+    if addresses:
+        raise UserError(
+            f"Cannot reach the Spark master {master} ({failures[-1]}): check the URL and that the master is running "
+            "(its port is 7077 unless set otherwise), or use --engine local"
+        )
+
+
 def spark_log_path() -> Path:
     """Where the Spark JVM's own output goes (set KJBOD_DEBUG=1 to see it on stderr)."""
     return Path(tempfile.gettempdir()) / f"kjbod-spark-{os.getuid()}.log"
@@ -66,6 +99,7 @@ def spark_log_path() -> Path:
 def spark_session(master: str = "local[*]", *, app_name: str = "kjbod-planner", conf: Mapping[str, str] | None = None) -> SparkSession:
     """A Spark session for the planner. Raises UserError when pyspark or Java is missing, or
     when Spark does not start (the message names the cause and Spark's log)."""
+    check_master_reachable(master)
     if not java_available():
         raise UserError("The Spark engine needs a Java runtime (17 or later) and none was found: install one, or use --engine local")
     try:
@@ -99,7 +133,13 @@ def spark_session(master: str = "local[*]", *, app_name: str = "kjbod-planner", 
                 gateway = launch_gateway(spark_conf, popen_kwargs={"stdout": log, "stderr": log})
             context = SparkContext(conf=spark_conf, gateway=gateway)
     except Exception as exc:  # noqa: BLE001  (py4j and pyspark raise many kinds)
-        cause = _cause_in_log() or spark_error_summary(exc)
+        log = _log_text()
+        if "All masters are unresponsive" in log:  # something listens there, but not a Spark master
+            raise UserError(
+                f"The Spark master {master} did not answer (Spark gave up after its retries); its log is {spark_log_path()}. "
+                "Check the URL and that a Spark master of the same version runs there, or use --engine local"
+            ) from None
+        cause = _cause_in_log(log) or spark_error_summary(exc)
         raise UserError(
             f"Spark did not start on {master} ({cause}); its log is {spark_log_path()}. "
             "Check the master URL, the --spark-conf settings and Java, or use --engine local"
@@ -110,7 +150,9 @@ def spark_session(master: str = "local[*]", *, app_name: str = "kjbod-planner", 
         else:
             os.environ["PYSPARK_PYTHON"] = saved
     context.setLogLevel("ERROR")
-    if not local:
+    if not local or os.path.realpath(python) != os.path.realpath(sys.executable):
+        # Workers that run another Python than this one (a cluster's, or one named by
+        # spark.pyspark.python) may lack kjbod: they get its code with the job.
         context.addPyFile(str(code_archive()))
     return SparkSession(context)
 
@@ -137,13 +179,16 @@ def spark_error_summary(exc: BaseException) -> str:
 _GENERIC = ("Error: Could not create the Java Virtual Machine", "Error: A fatal exception has occurred", "at ", "WARN ", "Using Spark's")
 
 
-def _cause_in_log() -> str | None:
+def _log_text() -> str:
+    try:
+        return spark_log_path().read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _cause_in_log(text: str) -> str | None:
     """The first line of Spark's log that names an error (a JVM that did not start says why
     there, and only there)."""
-    try:
-        text = spark_log_path().read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
     for line in (line.strip() for line in text.splitlines()):
         if line and not line.startswith(_GENERIC) and any(word in line for word in ("Error", "Exception", "Invalid", "error:")):
             return _shorten(line)
@@ -220,7 +265,10 @@ class SparkStarter:
         if self._error is not None:
             if isinstance(self._error, UserError):
                 raise self._error
-            raise UserError(f"Spark did not start on {self.master} ({spark_error_summary(self._error)}); its log is {spark_log_path()}") from None
+            raise UserError(
+                f"Spark did not start on {self.master} ({spark_error_summary(self._error)}); its log is {spark_log_path()}. "
+                "Check the master URL, the --spark-conf settings and Java, or use --engine local"
+            ) from None
         assert self._session is not None
         return self._session
 

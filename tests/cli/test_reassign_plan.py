@@ -297,6 +297,32 @@ def test_a_bad_spark_setting_ends_in_one_line_naming_it(state: Path, tmp_path: P
     assert not plan_file.exists()
 
 
+def closed_port() -> int:
+    """A local TCP port that nothing listens on (it was free a moment ago)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_an_unreachable_or_malformed_spark_master_ends_in_one_line(cli: Cli, state: Path, tmp_path: Path) -> None:
+    # Found before Spark starts (Spark itself retries for a minute, then fails with an internal error).
+    plan_file = tmp_path / "plan.json"
+    master = f"spark://127.0.0.1:{closed_port()}"
+    result = cli("reassign", "plan", "--goal", "balance", "--spark-master", master, "--output-file", str(plan_file), state=state)
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == (
+        f"Cannot reach the Spark master {master} (Connection refused): check the URL and that the master is running "
+        "(its port is 7077 unless set otherwise), or use --engine local\n"
+    )
+    result = cli("reassign", "plan", "--goal", "balance", "--spark-master", "spark://head-node", "--output-file", str(plan_file), state=state)
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        1, "", "Invalid --spark-master spark://head-node: give spark://HOST:PORT, e.g. spark://10.0.0.5:7077\n"
+    )
+    assert not plan_file.exists()
+
+
 def moves_per_broker(entries: list[dict]) -> dict[int, int]:
     """Per broker, the moves it takes part in: against the template's layout (partition p on
     brokers ROTATIONS[p % 3], every replica on d1)."""

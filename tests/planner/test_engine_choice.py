@@ -88,6 +88,30 @@ def test_a_java_error_is_its_exception_line() -> None:
     )
 
 
+def test_workers_whose_python_does_not_start_or_lacks_kjbod_get_one_line_that_says_what_to_do() -> None:
+    from kjbod.planner.engine import spark_job_error
+    from kjbod.planner.session import spark_log_path
+
+    # What Spark 4 raised for --spark-conf spark.pyspark.python=/nonexistent/python (local[*]).
+    no_python = (
+        "An error occurred while calling z:org.apache.spark.api.python.PythonRDD.collectAndServe.\n"
+        ": org.apache.spark.SparkException: Job aborted due to stage failure: Task 1 in stage 0.0 failed 1 times, most recent failure: "
+        'Lost task 1.0 in stage 0.0 (TID 1) (192.0.2.2 executor driver): java.io.IOException: Cannot run program "/nonexistent/python": '
+        "error=2, No such file or directory\n"
+        "\tat java.base/java.lang.ProcessBuilder.start(ProcessBuilder.java:1143)\n"
+        "Caused by: java.io.IOException: error=2, No such file or directory\n"
+    )
+    assert str(spark_job_error(FakePy4JError(no_python))) == (
+        "The Spark executors cannot start their Python /nonexistent/python (No such file or directory): point --spark-conf "
+        "spark.pyspark.python=PATH at a Python with numpy, pandas and pyarrow on the workers, or use --engine local. "
+        f"Spark's log: {spark_log_path()}"
+    )
+    no_kjbod = "Lost task 0.0: org.apache.spark.api.python.PythonException: Traceback (most recent call last):\nModuleNotFoundError: No module named 'kjbod'\n"
+    message = str(spark_job_error(FakePy4JError(no_kjbod)))
+    assert message.startswith("The Spark executors cannot import kjbod (ModuleNotFoundError: No module named 'kjbod'), ")
+    assert message.endswith("or use --engine local") and "\n" not in message
+
+
 def test_before_loading_the_state_its_size_on_disk_tells_whether_to_start_spark() -> None:
     from kjbod.planner import early_engine
     from kjbod.planner.run import STATE_BYTES_PER_REPLICA
