@@ -148,6 +148,14 @@ class _Setup:
     # (when brokers of a whole rack leave, the rule is met as well as the rest allows, and the
     # partitions it cannot be met for are listed).
     racks_available: int
+    # Per replica: it is in an offline directory (of a registered broker). Such a replica never
+    # moves to another directory of its broker (the broker cannot read it), and a partition
+    # whose replica set changes must move it to another broker: a reassignment completes only
+    # when every target replica is in sync, and it cannot be. Per broker: it has an offline
+    # directory, so it creates no future replica: none of its replicas changes directory.
+    offline: np.ndarray
+    broker_has_offline_dir: np.ndarray
+    left_alone: int  # partitions with an offline replica the plan does not touch
 
 
 def _setup(t: ClusterTables, request: PlanRequest) -> _Setup:
@@ -187,11 +195,13 @@ def _setup(t: ClusterTables, request: PlanRequest) -> _Setup:
         hit = on_dir & draining[np.maximum(t.rep_dir, 0)]
         forced |= hit
         forced_intra_ok |= hit
+    offline = on_dir & ~t.dir_online[np.maximum(t.rep_dir, 0)] & t.broker_registered[t.rep_broker]
+    broker_has_offline_dir = np.bincount(t.dir_broker[~t.dir_online], minlength=n_brokers) > 0
     if goal is Goal.FIX_OFFLINE:
         fenced = t.broker_registered[t.rep_broker] & ~t.broker_active[t.rep_broker]
-        offline_dir = on_dir & ~t.dir_online[np.maximum(t.rep_dir, 0)]
-        forced |= dead | fenced | offline_dir
-        forced_intra_ok |= offline_dir & t.broker_active[t.rep_broker]
+        forced |= dead | fenced | offline  # offline ones to another broker: see _Setup.offline
+    # A broker with an offline directory moves none of its replicas between its directories.
+    forced_intra_ok &= ~broker_has_offline_dir[t.rep_broker]
     if goal in (Goal.BALANCE, Goal.FIX_OFFLINE):
         forced |= dead
     forced &= ~rep_excluded  # excluded topics and brokers never move, whatever else holds
@@ -200,11 +210,20 @@ def _setup(t: ClusterTables, request: PlanRequest) -> _Setup:
     movable = ~rep_excluded & ~t.rep_is_leader
     if goal in (Goal.BALANCE, Goal.REBALANCE_DISKS):
         movable = ~rep_excluded
+    # A partition with an offline replica is left alone unless the goal makes one of its
+    # replicas leave (then its offline ones leave their broker too: _phase_brokers).
+    with_offline = np.bincount(t.rep_part[offline], minlength=len(t.part_id)) > 0
+    has_forced = np.bincount(t.rep_part[forced], minlength=len(t.part_id)) > 0
+    movable &= ~with_offline[t.rep_part]
+    left_alone = int(np.count_nonzero(with_offline & ~has_forced))
     tiebreak = np.random.default_rng(request.seed).permutation(t.replica_count)
     keeping = np.bincount(t.rep_broker[~forced], minlength=n_brokers) > 0
     usable = (receivable | (keeping & t.broker_registered)) & (t.broker_rack >= 0)
     racks_available = len(np.unique(t.broker_rack[usable]))
-    return _Setup(receivable, draining, open_dirs, movable | forced, forced, forced_intra_ok, rep_excluded, tiebreak, racks_available)
+    return _Setup(
+        receivable, draining, open_dirs, movable | forced, forced, forced_intra_ok, rep_excluded, tiebreak, racks_available,
+        offline, broker_has_offline_dir, left_alone,
+    )
 
 
 # Racks -------------------------------------------------------------------------------------
@@ -397,6 +416,11 @@ def plan(t: ClusterTables, request: PlanRequest, engine: Engine, progress: Calla
         changed[t.rep_part[result.inter_moved | result.intra_moved]] = True
         result.leaders_reordered_only = int(np.count_nonzero(touched & ~changed))
     result.notes.extend(leader_notes)
+    if setup.left_alone and goal is not Goal.FIX_OFFLINE:
+        result.notes.append(
+            f"{setup.left_alone} partition(s) with a replica in an offline log directory are left as they are "
+            "(--goal fix-offline moves those replicas to other brokers)"
+        )
     _explain_rack_violations(t, request, setup, result)
     return result
 
@@ -551,6 +575,12 @@ def _phase_brokers(
     if setup.forced_intra_ok.any():
         stay = _fits_on_own_broker(t, setup, placement, request)
         forced &= ~stay
+    # A partition that loses a replica to another broker loses its offline replicas too.
+    leaving = np.bincount(t.rep_part[forced], minlength=len(t.part_id)) > 0
+    companions = setup.offline & leaving[t.rep_part] & ~setup.excluded
+    forced |= companions
+    assert result.forced is not None
+    result.forced |= companions
     # Replicas beyond the rack limit move first too (balance only: the other goals move only
     # what they must), but unlike forced ones they keep min.insync.replicas and the rack rule.
     urgent = forced.copy()
@@ -637,6 +667,7 @@ def _phase_brokers(
             f"{int(outside.sum())} broker(s) end outside their replica count band: the last {result.unmatched} replica(s) "
             "that would even them out found no broker the rules allow (rack rule, room, min.insync.replicas)"
         )
+    _keep_partitions_holding_offline_replicas(t, setup, placement)
     stuck = forced & (placement.broker == t.rep_broker)
     if stuck.any():
         result.notes.append(f"{int(stuck.sum())} replica(s) that should move have nowhere to go under the rules")
@@ -648,6 +679,21 @@ def _phase_brokers(
             f"{short} partition(s) must move more in-sync replicas at once than min.insync.replicas allows "
             "(replicas that have to leave); run those moves in two batches (`reassign check` lists them)"
         )
+
+
+def _keep_partitions_holding_offline_replicas(t: ClusterTables, setup: _Setup, placement: _Placement) -> None:
+    """A partition whose replica set changes must not keep a replica in an offline directory
+    (`reassign check` refuses it: the reassignment could never complete). Where such a replica
+    found no other broker, its partition's other moves are undone. The loads are not updated:
+    only the directory phase follows, and it reads the brokers alone."""
+    moved = placement.broker != t.rep_broker
+    kept_offline = setup.offline & ~moved
+    if not kept_offline.any():
+        return
+    changed = np.bincount(t.rep_part[moved], minlength=len(t.part_id)) > 0
+    holding = np.bincount(t.rep_part[kept_offline], minlength=len(t.part_id)) > 0
+    undo = (changed & holding)[t.rep_part] & moved
+    placement.broker[undo] = t.rep_broker[undo]
 
 
 def _fits_needy_rack(
@@ -910,8 +956,10 @@ def _phase_directories(
     on_dir = rep_dir >= 0
     dir_has_room = ~setup.draining_dirs & t.dir_online
     place = arrived | must_leave_dir | (on_dir & ~dir_has_room[np.maximum(rep_dir, 0)] & setup.movable)
-    # Only live brokers move replicas between their directories.
-    place &= (setup.movable | arrived) & t.broker_active[new_broker]
+    # Only live brokers move replicas between their directories, and only those with no
+    # offline directory; a replica in an offline directory leaves its broker or stays.
+    kept_frozen = ~arrived & (setup.broker_has_offline_dir[new_broker] | setup.offline)
+    place &= (setup.movable | arrived) & t.broker_active[new_broker] & ~kept_frozen
     # Only brokers something happens to, unless every broker's disks are to be balanced.
     rebalance = request.goal in (Goal.BALANCE, Goal.REBALANCE_DISKS)
     groups = np.unique(new_broker[place]) if not rebalance else np.flatnonzero(t.broker_active & ~np.isin(t.broker_ids, request.exclude_brokers))
@@ -923,7 +971,7 @@ def _phase_directories(
             "size": t.rep_size[rows],
             "dir": np.where(place[rows], UNPLACED, rep_dir[rows]).astype(np.int32),
             # Any replica may change directory: a leader stays the leader on its broker.
-            "movable": ~setup.excluded[rows],
+            "movable": ~setup.excluded[rows] & ~kept_frozen[rows],
             "place": place[rows],
         }
     )
@@ -986,6 +1034,7 @@ def _balance_leaders(t: ClusterTables, result: Plan, setup: _Setup) -> tuple[lis
     moving[t.rep_part[result.inter_moved]] = True
     fixed = np.zeros(len(t.part_id), dtype=bool)
     fixed[t.rep_part[setup.excluded]] = True
+    fixed[t.rep_part[setup.offline & ~result.inter_moved]] = True  # left alone (see _Setup.offline)
     eligible = result.holders & t.broker_active
     balance = balance_leaders(t.part_offsets, result.new_broker, result.new_pos, eligible, fixed, moving, setup.tiebreak)
     result.leader_holders = balance.eligible

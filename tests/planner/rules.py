@@ -37,9 +37,21 @@ def hard_rule_violations(t: ClusterTables, plan: Plan) -> list[str]:
             usage_before[t.rep_dir[r]] += size[r]
         if plan.new_dir[r] >= 0:
             usage_after[plan.new_dir[r]] += size[r]
+    offline_dir = [not t.dir_online[d] for d in range(len(t.dir_ids))]
+    brokers_with_offline_dir = {int(t.dir_broker[d]) for d in range(len(t.dir_ids)) if offline_dir[d]}
     for p in range(len(t.part_id)):
         rows = _rows(t, p)
         name = f"{t.topics[t.part_topic[p]]}-{t.part_id[p]}"
+        # What `reassign check` refuses: a partition whose replica set changes keeping a replica
+        # in an offline directory; a replica changing directory on a broker with an offline one.
+        set_changes = any(int(plan.new_broker[r]) != int(t.rep_broker[r]) for r in rows)
+        for r in rows:
+            in_offline_dir = t.rep_dir[r] >= 0 and offline_dir[t.rep_dir[r]] and t.broker_registered[t.rep_broker[r]]
+            if set_changes and in_offline_dir and int(plan.new_broker[r]) == int(t.rep_broker[r]):
+                problems.append(f"{name}: its replica set changes but keeps a replica in an offline directory")
+            changes_dir = plan.new_dir[r] >= 0 and plan.new_dir[r] != t.rep_dir[r]
+            if int(plan.new_broker[r]) == int(t.rep_broker[r]) and changes_dir and int(t.rep_broker[r]) in brokers_with_offline_dir:
+                problems.append(f"{name}: a replica changes directory on a broker with an offline directory")
         new_brokers = [int(plan.new_broker[r]) for r in rows]
         if len(set(new_brokers)) != len(new_brokers):
             problems.append(f"{name}: a broker holds two replicas")
