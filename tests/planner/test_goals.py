@@ -115,6 +115,8 @@ def test_fix_offline_re_places_replicas_of_a_failed_directory() -> None:
     assert not np.isin(result.new_dir, offline).any()
     changed = result.inter_moved | result.intra_moved
     assert np.array_equal(changed, on_offline)
+    # To other brokers: nothing copies a replica off an unreadable disk within its broker.
+    assert np.array_equal(result.inter_moved, on_offline)
 
 
 def test_rebalance_disks_moves_nothing_between_brokers() -> None:
