@@ -150,7 +150,7 @@ def spark_session(master: str = "local[*]", *, app_name: str = "kjbod-planner", 
         else:
             os.environ["PYSPARK_PYTHON"] = saved
     context.setLogLevel("ERROR")
-    if not local or os.path.realpath(python) != os.path.realpath(sys.executable):
+    if not local or os.path.abspath(python) != os.path.abspath(sys.executable):  # not realpath: venvs link one binary
         # Workers that run another Python than this one (a cluster's, or one named by
         # spark.pyspark.python) may lack kjbod: they get its code with the job.
         context.addPyFile(str(code_archive()))

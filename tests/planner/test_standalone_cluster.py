@@ -158,3 +158,18 @@ def test_workers_without_pandas_fail_in_one_line_that_says_what_to_do(standalone
     assert ran.stderr.startswith("The Spark executors cannot run the planner (ModuleNotFoundError: No module named 'pandas'): ")
     assert "point --spark-conf spark.pyspark.python=PATH at such a Python on the workers, or use --engine local" in ran.stderr
     assert not plan_file.exists()
+
+
+def test_local_spark_with_a_worker_python_that_lacks_kjbod_gets_kjbods_code(standalone: dict[str, object], state: Path, tmp_path: Path) -> None:
+    # In local mode too, a spark.pyspark.python other than kjbod's own gets kjbod's code with the job.
+    local, spark = tmp_path / "local.json", tmp_path / "spark.json"
+    ran = kjbod(state, "reassign", "plan", "--goal", "balance", "--engine", "local", "--output-file", str(local))
+    assert ran.returncode == 0, ran.stderr
+    # Away from the checkout, whose kjbod/ the workers would find in their working directory.
+    ran = subprocess.run(
+        [sys.executable, "-m", "kjbod", "--state", str(state), "reassign", "plan", "--goal", "balance", "--engine", "spark",
+         "--spark-master", "local[2]", "--spark-conf", f"spark.pyspark.python={standalone['python']}", "--output-file", str(spark)],
+        capture_output=True, text=True, env=dict(standalone["env"]), cwd=str(tmp_path), timeout=600,  # type: ignore[arg-type]
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert spark.read_bytes() == local.read_bytes()
