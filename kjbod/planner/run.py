@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from kjbod.common.callbacks import Progress, ignore
 from kjbod.image import Image
-from kjbod.planner.core import Goal, PlanRequest, RackMode, plan
+from kjbod.planner.core import PlanRequest, plan
 from kjbod.planner.report import PlanReport, add_waves, report
 from kjbod.planner.tables import build_tables
 

@@ -192,7 +192,7 @@ def _fits(
         change[d] = change.get(d, 0.0) + size
     for d, size in frees:  # type: ignore[attr-defined]
         change[d] = change.get(d, 0.0) - size
-    for d, size in adds:  # type: ignore[attr-defined]
+    for d, _size in adds:  # type: ignore[attr-defined]
         if usage[d] + net.get(d, 0.0) + change[d] > limit[d]:
             return False
     return True

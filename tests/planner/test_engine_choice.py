@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 
 import pytest
@@ -123,3 +124,11 @@ def test_before_loading_the_state_its_size_on_disk_tells_whether_to_start_spark(
     # A state the size of 30M replicas: on many cores the guess is the same as the choice after loading.
     huge = 30_000_000 * STATE_BYTES_PER_REPLICA
     assert early_engine("auto", spark_master=None, state_bytes=huge) == choose_engine("auto", replicas=30_000_000, spark_master=None).engine
+
+
+def test_the_planners_lazy_names_are_its_public_names_and_all_load() -> None:
+    import kjbod.planner as planner
+
+    assert planner.__all__ == sorted(planner._EXPORTS)
+    for name in planner.__all__:
+        assert getattr(planner, name) is getattr(importlib.import_module(planner._EXPORTS[name]), name)

@@ -14,7 +14,7 @@ from kjbod.planner.engine import LocalEngine
 from kjbod.planner.report import reassignment_json
 from kjbod.planner.tables import UNPLACED, ClusterTables, build_tables
 from kjbod.planner.waves import split_into_waves
-from tests.planner.clusters import GB, skewed_cluster
+from tests.planner.clusters import skewed_cluster
 from tests.planner.test_hard_rules import clusters, requests
 
 
