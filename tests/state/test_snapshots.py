@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from kjbod.controller import Controller
 from kjbod.controller.reassignment_control import ReassignmentTarget, ReplicaDirMove
 from kjbod.controller.replication_control import CreateTopicRequest, HeartbeatRequest
+from kjbod.errors import CorruptStateError
 from kjbod.image import Image, replay_all
 from kjbod.log.columnar_snapshot import write_columnar_snapshot
 from kjbod.log.framing import read_batch
@@ -109,7 +110,7 @@ def test_opening_reads_the_log_only_after_the_snapshot(tmp_path: Path) -> None:
     data[40] ^= 0xFF  # inside the first batch, which the snapshot covers
     segment.write_bytes(bytes(data))
     assert read_image(tmp_path).time_ms == 5  # the damage is before the snapshot: not read
-    report_error = pytest.raises(Exception, verify_state, tmp_path)  # metadata verify reads everything
+    report_error = pytest.raises(CorruptStateError, verify_state, tmp_path)  # metadata verify reads everything
     assert "damaged at offset 0" in str(report_error.value)
 
 
