@@ -7,9 +7,12 @@ with every problem named by its file and JSON path.
 
 from __future__ import annotations
 
+import operator
 import re
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -148,6 +151,8 @@ class _Slot(NamedTuple):
 
 
 _MALFORMED = _Slot("", -1, None, None, None)  # a partition name that is not <topic>-<partition>
+_SLOT_REPLICAS = operator.itemgetter(2)
+_SLOT_CURRENT = operator.itemgetter(3)
 _INT = {int}
 _BOOL = {bool}
 _STR = {str}
@@ -336,6 +341,16 @@ class LogDirsReader:
             names = sizes = lags = futures = []
         if len(names) != len(raw_partitions) or not _well_formed(names, sizes, lags, futures):
             names, sizes, lags, futures = self._checked_columns(raw_partitions, source, where)
+        self._walk(names, sizes, lags, futures, source, where, broker, directory, record)
+
+    def _walk(
+        self, names: list[Any], sizes: list[Any], lags: list[Any], futures: list[Any], source: str, where: str,
+        broker: int | None, directory: str | None, record: bool,
+    ) -> None:
+        """One log directory's entries, as columns (a name None for an entry with a problem),
+        matched to the cluster and recorded."""
+        if broker is not None and record and self._recorded_at_once(names, sizes, lags, futures, source, where, broker, directory):
+            return
         slots = self._slots
         new = tuple.__new__  # builds the NamedTuple at C speed (its own __new__ is Python code)
         for k, (name, slot, future) in enumerate(zip(names, map(slots.get, names), futures)):
@@ -357,6 +372,37 @@ class LogDirsReader:
                     observations[broker] = new(Observation, (directory, sizes[k], lags[k], source, where, k))  # type: ignore[index]
                     continue
             self._mismatch(slot, broker, future, source, f"{where}.partitions[{k}]")
+
+    def _recorded_at_once(
+        self, names: list[Any], sizes: list[Any], lags: list[Any], futures: list[Any], source: str, where: str, broker: int, directory: str | None
+    ) -> bool:
+        """The usual log directory (current replicas only, each of a partition the broker is a
+        replica of, none reported before), recorded with C-level loops (`map`) rather than one
+        Python step per entry: False, with nothing recorded, for any other, which _walk then
+        goes through entry by entry. The slots of new names are made here in the order _walk
+        would make them (making one reports nothing)."""
+        count = len(names)
+        if not count or any(futures) or len(set(names)) != count:
+            return False
+        slots = self._slots
+        found = list(map(slots.get, names))
+        if None in found:
+            for k, name in enumerate(names):
+                if found[k] is None:
+                    if name is None:
+                        return False  # an entry with a problem
+                    found[k] = slots[name] = self._slot(name) or _MALFORMED
+        replicas = list(map(_SLOT_REPLICAS, found))
+        if None in replicas or not all(map(operator.contains, replicas, repeat(broker))):
+            return False
+        currents = list(map(_SLOT_CURRENT, found))
+        if any(map(operator.contains, currents, repeat(broker))):
+            return False  # reported again
+        observations = map(
+            tuple.__new__, repeat(Observation), zip(repeat(directory), sizes, lags, repeat(source), repeat(where), range(count))
+        )
+        deque(map(dict.__setitem__, currents, repeat(broker), observations), maxlen=0)
+        return True
 
     def _checked_columns(self, raw_partitions: list[Any], source: str, where: str) -> tuple[list[Any], list[Any], list[Any], list[Any]]:
         """The columns with every problem reported; an entry with a problem gets name None."""
