@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from itertools import chain
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,7 @@ from kjbod.tools.log_dirs.importer import plan_log_dirs_import, plan_observation
 from kjbod.tools.log_dirs.saved_output import Observation, Observations, json_start, read_log_dirs_outputs, split_partition_name
 
 _RESERVED = frozenset((DirectoryId.MIGRATING, DirectoryId.UNASSIGNED, DirectoryId.LOST))
+_OBSERVED_DIRECTORY = itemgetter(0)  # Observation.directory_id
 
 
 @dataclass
@@ -277,14 +280,17 @@ def _read_once(files: list[Path], image: Image) -> _ReadOnce | None:
         return None
     by_name = image.topics.by_name
     # (broker, path, directory id the snapshot places the replica in) for every replica observed,
-    # counted at C speed: millions of them.
+    # counted at C speed: millions of them. One Python step per partition, not per replica; the
+    # placement map is built back to front so that a broker's first place wins, as in
+    # replicas.index.
     placed: Counter[tuple[int, str, str]] = Counter(
-        (broker, observation[0], directories[replicas.index(broker)])
-        for topic, partitions in seen.current.items()
-        for registrations in (by_name[topic].partitions,)
-        for partition_id, brokers in partitions.items()
-        for replicas, directories in ((registrations[partition_id].replicas, registrations[partition_id].directories),)
-        for broker, observation in brokers.items()
+        chain.from_iterable(
+            zip(brokers, map(_OBSERVED_DIRECTORY, brokers.values()), map(dict(zip(replicas[::-1], directories[::-1])).__getitem__, brokers))
+            for topic, partitions in seen.current.items()
+            for registrations in (by_name[topic].partitions,)
+            for partition_id, brokers in partitions.items()
+            for replicas, directories in (registrations[partition_id][:2],)
+        )
     )
     votes: dict[tuple[int, str], Counter[str]] = defaultdict(Counter)
     for (broker, where, directory), count in placed.items():
@@ -441,7 +447,9 @@ def _quorum_entries(image: Image, metadata: ControllerMetadata, first_offset: in
 def import_from_snapshot(request: SnapshotImportRequest, target: NewState, *, progress: Progress = ignore) -> SnapshotImportSummary:
     """Check everything, then create the state with one commit and a snapshot."""
     target.check_new()
-    with gc_paused():
+    # keep: the plan's millions of objects live until the state is written; frozen, the
+    # collector does not scan them all once more while it is written.
+    with gc_paused(keep=True):
         plan = plan_snapshot_import(request, progress=progress)
     write_new_state(target, plan.entries, plan.summary, progress=progress)
     return plan.summary
