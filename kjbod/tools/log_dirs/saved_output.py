@@ -12,7 +12,7 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import compress, repeat
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -376,32 +376,40 @@ class LogDirsReader:
     def _recorded_at_once(
         self, names: list[Any], sizes: list[Any], lags: list[Any], futures: list[Any], source: str, where: str, broker: int, directory: str | None
     ) -> bool:
-        """The usual log directory (current replicas only, each of a partition the broker is a
-        replica of, none reported before), recorded with C-level loops (`map`) rather than one
-        Python step per entry: False, with nothing recorded, for any other, which _walk then
-        goes through entry by entry. The slots of new names are made here in the order _walk
-        would make them (making one reports nothing)."""
+        """The usual log directory (each entry a replica of a partition the broker is a replica
+        of, no name twice, no current replica reported before), recorded with C-level loops
+        (`map`, `compress`) rather than one Python step per entry; its few future replicas one
+        by one, as _walk does. False, with nothing recorded, for any other directory, which
+        _walk then goes through entry by entry. The slots of new names are made here in the
+        order _walk would make them (making one reports nothing)."""
         count = len(names)
-        if not count or any(futures) or len(set(names)) != count:
+        if not count or len(set(names)) != count:
             return False
         slots = self._slots
         found = list(map(slots.get, names))
-        if None in found:
-            for k, name in enumerate(names):
-                if found[k] is None:
-                    if name is None:
-                        return False  # an entry with a problem
-                    found[k] = slots[name] = self._slot(name) or _MALFORMED
+        for k in compress(range(count), map(operator.is_, found, repeat(None))):
+            name = names[k]
+            if name is None:
+                return False  # an entry with a problem
+            found[k] = slots[name] = self._slot(name) or _MALFORMED
         replicas = list(map(_SLOT_REPLICAS, found))
         if None in replicas or not all(map(operator.contains, replicas, repeat(broker))):
             return False
-        currents = list(map(_SLOT_CURRENT, found))
+        current = list(map(operator.not_, futures))
+        currents = list(map(_SLOT_CURRENT, compress(found, current)))
         if any(map(operator.contains, currents, repeat(broker))):
             return False  # reported again
         observations = map(
-            tuple.__new__, repeat(Observation), zip(repeat(directory), sizes, lags, repeat(source), repeat(where), range(count))
+            tuple.__new__, repeat(Observation),
+            zip(repeat(directory), compress(sizes, current), compress(lags, current), repeat(source), repeat(where), compress(range(count), current)),
         )
         deque(map(dict.__setitem__, currents, repeat(broker), observations), maxlen=0)
+        for k in compress(range(count), futures):
+            observations_ = self._future(found[k])
+            if broker in observations_:
+                self._mismatch(found[k], broker, True, source, f"{where}.partitions[{k}]")
+            else:
+                observations_[broker] = tuple.__new__(Observation, (directory, sizes[k], lags[k], source, where, k))
         return True
 
     def _checked_columns(self, raw_partitions: list[Any], source: str, where: str) -> tuple[list[Any], list[Any], list[Any], list[Any]]:

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kjbod.common.problems import Problems
@@ -85,8 +85,19 @@ def _ordered(seen: Observations) -> tuple:
     return list(seen.items(False)), list(seen.items(True)), {t: list(p) for t, p in seen.current.items()}, seen
 
 
+def _future_twice() -> list[dict]:
+    """A future replica reported in two directories of its broker (a problem), next to usual entries."""
+    entries = [
+        {"partition": "t-0", "size": 1, "offsetLag": 0, "isFuture": False},
+        {"partition": "t-2", "size": 1, "offsetLag": 1, "isFuture": True},
+    ]
+    log_dirs = [{"logDir": path, "error": None, "partitions": entries[index:]} for index, path in ((0, "/d1"), (1, "/d2"))]
+    return [{"version": 1, "brokers": [{"broker": 1, "logDirs": log_dirs}]}]
+
+
 @settings(max_examples=150, deadline=None)
 @given(documents=st.lists(_output, min_size=1, max_size=2))
+@example(documents=_future_twice())
 def test_at_once_and_entry_by_entry_agree(documents: list[dict]) -> None:
     at_once, problems_at_once = _read(documents, at_once=True)
     walked, problems_walked = _read(documents, at_once=False)
