@@ -120,7 +120,7 @@ def _dump_kafka_file(app_: AppContext, path: Path, from_offset: int, types: list
 def export(
     ctx: typer.Context,
     kafka_snapshot: Annotated[
-        Path,
+        str,  # not Path: a trailing "/" (a directory meant) must reach the export
         typer.Option(
             "--kafka-snapshot",
             metavar="FILE",

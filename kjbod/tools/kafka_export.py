@@ -18,6 +18,7 @@ kjbod.storage.kraft_snapshot), so Kafka's own MetadataLoader loads it.
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -105,9 +106,14 @@ def _quorum(image: Image) -> tuple[int, list[Voter] | None]:
     return quorum.kraft_version, [Voter.from_json(by_id[i].to_voter().model_dump(mode="json", by_alias=True)) for i in order]
 
 
-def export_target(path: Path, snapshot_id: SnapshotId) -> Path:
+def export_target(path: str | Path, snapshot_id: SnapshotId) -> Path:
     """Where FILE leads: FILE itself, or for an existing directory the snapshot's Kafka name in
-    it. An existing file is refused: export never replaces what it did not write."""
+    it. A name that ends with a path separator means a directory, which must exist (rather than
+    a file named like the directory). An existing file is refused: export never replaces what it
+    did not write."""
+    if isinstance(path, str) and path.endswith(("/", os.sep)) and not Path(path).is_dir():
+        raise UserError(f"Cannot write into {path}: no such directory; create it first, or name a file")
+    path = Path(path)
     target = path / snapshot_id.file_name if path.is_dir() else path
     if target.exists() or target.is_symlink():
         raise UserError(f"{target} already exists; export does not replace a file: name a new file or a directory")
@@ -116,7 +122,7 @@ def export_target(path: Path, snapshot_id: SnapshotId) -> Path:
     return target
 
 
-def export_kafka_snapshot(image: Image, path: Path, *, timestamp_ms: int | None = None) -> KafkaExport:
+def export_kafka_snapshot(image: Image, path: str | Path, *, timestamp_ms: int | None = None) -> KafkaExport:
     """Write the image as a KRaft snapshot at `path` (see `export_target`). The snapshot id is
     the state's next offset and epoch 1; the header's lastContainedLogTimestamp is the state's
     simulated clock when it has one."""

@@ -75,6 +75,18 @@ def test_import_a_snapshot_then_export_it_again(cli: Cli, tmp_path: Path) -> Non
     assert (again.exit_code, again.stderr) == (1, f"{written} already exists; export does not replace a file: name a new file or a directory\n")
 
 
+def test_export_to_a_directory_that_does_not_exist_is_refused_not_written_as_a_file(cli: Cli, tmp_path: Path) -> None:
+    state = tmp_path / "imported"
+    cli("import", "cluster", "--metadata-snapshot", str(SMALL), state=state)
+    meant = f"{tmp_path / 'no-such-dir'}/"
+    result = cli("metadata", "export", "--kafka-snapshot", meant, state=state)
+    assert (result.exit_code, result.stderr) == (1, f"Cannot write into {meant}: no such directory; create it first, or name a file\n")
+    assert not (tmp_path / "no-such-dir").exists()
+    (tmp_path / "no-such-dir").mkdir()
+    written = cli("metadata", "export", "--kafka-snapshot", meant, state=state)
+    assert written.exit_code == 0 and [p.name for p in (tmp_path / "no-such-dir").iterdir()] == ["00000000000000000015-0000000001.checkpoint"]
+
+
 def test_export_text(cli: Cli, tmp_path: Path) -> None:
     state = tmp_path / "imported"
     cli("import", "cluster", "--metadata-snapshot", str(SMALL), state=state)
