@@ -86,15 +86,14 @@ class Context:
         """A vectorized look for what validate_execute_plan refuses (an empty list, an empty or
         repeating replica list, a partition twice), so that Kafka's (slower) rules only run to
         word the message when something is there to find."""
-        entries = self.plan.entries
-        if not entries or len(self.plan.last) != len(entries):
+        columns = self.plan.columns
+        if not columns.count or len(columns.winners) != columns.count:
             return True
-        lengths = np.fromiter((len(entry.replicas) for entry in entries), np.int64, len(entries))
+        lengths = columns.lengths
         if (lengths == 0).any():
             return True
-        rows = np.repeat(np.arange(len(entries), dtype=np.int64), lengths)
-        brokers = np.fromiter((b for entry in entries for b in entry.replicas), np.int64, int(lengths.sum()))
-        keys = np.sort((rows << 32) | (brokers & 0xFFFFFFFF))
+        rows = np.repeat(np.arange(columns.count, dtype=np.int64), lengths)
+        keys = np.sort((rows << 32) | (columns.brokers & 0xFFFFFFFF))
         return bool((keys[1:] == keys[:-1]).any())
 
     @cached_property
@@ -127,7 +126,7 @@ def _percent(fraction: float) -> str:
 
 def check_format(ctx: Context) -> Outcome:
     plan = ctx.plan
-    outcome = Outcome(summary=f"{_plural(len(plan.entries), 'partition')} in Kafka's reassignment format")
+    outcome = Outcome(summary=f"{_plural(plan.columns.count, 'partition')} in Kafka's reassignment format")
     refused = ctx.execute_validation
     if refused is not None:
         # What execute stops at (Kafka's message); the partitions behind every such problem.
@@ -154,7 +153,7 @@ def check_format(ctx: Context) -> Outcome:
 
 def check_topics(ctx: Context) -> Outcome:
     facts = ctx.facts
-    outcome = Outcome(summary=f"{_plural(facts.count, 'partition')} of {_plural(len({tp[0] for tp in facts.tps}), 'topic')} found")
+    outcome = Outcome(summary=f"{_plural(facts.count, 'partition')} of {_plural(len(np.unique(facts.topic)), 'topic')} found")
     if facts.unknown_topics:
         topics = sorted(facts.unknown_topics)
         partitions = [tp for tp in ctx.plan.targets() if tp[0] in set(topics)]
@@ -237,7 +236,7 @@ def check_log_dirs(ctx: Context) -> Outcome:
 
     unknown = explicit & registered & (facts.t_dir == UNKNOWN_DIR)
     if unknown.any():
-        pairs = sorted({(int(b), facts.t_paths[i]) for i, b in zip(np.flatnonzero(unknown).tolist(), facts.t_broker[unknown].tolist())})
+        pairs = sorted({(int(b), facts.path_names[int(facts.t_path[i])]) for i, b in zip(np.flatnonzero(unknown).tolist(), facts.t_broker[unknown].tolist())})
         outcome.violations.append(
             Issue(
                 "log_dirs entries name no log directory of their broker: " + truncated([f"{b}:{p}" for b, p in pairs]),
@@ -329,7 +328,7 @@ def check_replication_factor(ctx: Context) -> Outcome:
         if not len(rows):
             continue
         names = facts.names(rows)
-        examples = _examples(facts, rows, lambda r: f"{tp_text(facts.tps[r])} ({facts.rf_current[r]} -> {facts.rf_target[r]})")
+        examples = _examples(facts, rows, lambda r: f"{tp_text(facts.tp(r))} ({facts.rf_current[r]} -> {facts.rf_target[r]})")
         issue = Issue(
             f"{_plural(len(rows), 'partition')} would {change} {'its' if len(rows) == 1 else 'their'} replication factor: {examples}",
             partitions=names,
@@ -398,7 +397,7 @@ def check_racks(ctx: Context) -> Outcome:
     if len(rows):
 
         def example(r: int) -> str:
-            return f"{tp_text(facts.tps[r])} ({most[r]} in {rack_name(int(crowded[r]))}, at most {allowed[r]})"
+            return f"{tp_text(facts.tp(r))} ({most[r]} in {rack_name(int(crowded[r]))}, at most {allowed[r]})"
 
         outcome.violations.append(
             Issue(
@@ -519,7 +518,7 @@ def check_min_insync(ctx: Context) -> Outcome:
         examples = _examples(
             facts,
             short,
-            lambda r: f"{tp_text(facts.tps[r])} (keeps {facts.isr_kept[r]} of {facts.isr_size[r]} in sync, min.insync.replicas={facts.min_isr[r]})",
+            lambda r: f"{tp_text(facts.tp(r))} (keeps {facts.isr_kept[r]} of {facts.isr_size[r]} in sync, min.insync.replicas={facts.min_isr[r]})",
         )
         outcome.violations.append(
             Issue(
@@ -531,7 +530,7 @@ def check_min_insync(ctx: Context) -> Outcome:
     small = np.flatnonzero(facts.rf_target < facts.min_isr)
     if len(small):
         examples = _examples(
-            facts, small, lambda r: f"{tp_text(facts.tps[r])} ({facts.rf_target[r]} replicas, min.insync.replicas={facts.min_isr[r]})"
+            facts, small, lambda r: f"{tp_text(facts.tp(r))} ({facts.rf_target[r]} replicas, min.insync.replicas={facts.min_isr[r]})"
         )
         outcome.violations.append(
             Issue(
@@ -586,7 +585,7 @@ def check_concurrent(ctx: Context) -> Outcome:
     chosen = taken & np.isin(facts.c_row, rows)
     for row, broker in zip(facts.c_row[chosen].tolist(), facts.c_broker[chosen].tolist()):
         drained_of.setdefault(row, []).append(broker)
-    problems = [(facts.tps[r], tuple(sorted(drained_of.get(r, ())))) for r in rows.tolist()]
+    problems = [(facts.tp(r), tuple(sorted(drained_of.get(r, ())))) for r in rows.tolist()]
     # Partitions the plan leaves on two or more brokers being removed go down together too.
     if len(ctx.removing) >= 2:
         in_plan = set(facts.tps)

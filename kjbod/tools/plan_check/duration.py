@@ -166,7 +166,7 @@ def bandwidth_estimate(
             reason = f"broker {broker} is not registered"
         else:
             reason = f"broker {broker} is fenced" if fenced[i] else f"broker {broker} is shutting down"
-        blocked.append(Blocked(tp_text(facts.tps[int(rows[i])]), broker, False, reason))
+        blocked.append(Blocked(tp_text(facts.tp(int(rows[i]))), broker, False, reason))
     go = ~stuck
     rows, brokers, leaders, sizes = rows[go], brokers[go], leaders[go], sizes[go]
     if throttle >= 0:
@@ -182,7 +182,7 @@ def bandwidth_estimate(
         leader_listed = np.zeros(len(rows), bool)
         if listed_topics:
             for i, (row, broker, leader) in enumerate(zip(rows.tolist(), brokers.tolist(), leaders.tolist())):
-                topic, partition = facts.tps[row]
+                topic, partition = facts.tp(row)
                 if topic in listed_topics:
                     follower_listed[i] = settings.listed(topic, FOLLOWER_THROTTLED_REPLICAS, partition, broker)
                     leader_listed[i] = settings.listed(topic, LEADER_THROTTLED_REPLICAS, partition, leader)
@@ -206,7 +206,7 @@ def bandwidth_estimate(
     add(_sums(leaders, sizes), settings.link, "outbound link as leader")
     add(_sums(leaders[leader_listed], sizes[leader_listed]), lambda b: rate(b, LEADER_THROTTLED_RATE), "leader throttle")
     moving = facts.t_moving
-    named = {replica[2] for replica in plan.replica_dirs}
+    named = plan.columns.explicit_brokers()
 
     def local_rate(broker: int) -> int:
         return log_dir_throttle if log_dir_throttle >= 0 and broker in named else settings.local(broker)

@@ -13,18 +13,18 @@ future replica's directory. The plan is applied to that.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
-from itertools import chain, compress
+from itertools import compress
 
 import numpy as np
 
-from kjbod.common.java import TopicPartition, java_string_key, tp_key, tp_text
+from kjbod.common.java import TopicPartition, java_string_key, tp_key
 from kjbod.image import Image
 from kjbod.image.columns import count_values, gather_index
 from kjbod.image.configs import min_insync, min_insync_default
-from kjbod.tools.reassign.json_format import ANY_LOG_DIR, ReassignmentPlan
+from kjbod.tools.reassign.json_format import ANY_LOG_DIR, ReassignmentPlan, FirstSeenCodes
 
 # Directory index codes in the replica columns (real directories are >= 0).
 UNKNOWN_DIR = -1  # not one of the broker's directories (or no directory known)
@@ -209,11 +209,12 @@ class PlanFacts:
 
     unknown_topics: list[str]
     missing_partitions: list[TopicPartition]
-    # Per partition row.
-    tps: list[TopicPartition]
-    topic_ids: list[str]
+    # Per partition row: its topic (an index into topic_names) and partition id.
+    topic: np.ndarray
+    partition: np.ndarray
+    topic_names: list[str]  # the table's topic names
+    table_topic_ids: list[str]  # the table's topic ids
     c_starts: np.ndarray  # the current replicas of row r are c_broker[c_starts[r]:c_starts[r + 1]]
-    target: list[tuple[int, ...]]
     size: np.ndarray
     leader: np.ndarray
     rf_current: np.ndarray
@@ -228,7 +229,8 @@ class PlanFacts:
     t_row: np.ndarray
     t_broker: np.ndarray
     t_explicit: np.ndarray  # the entry names a log directory (not "any")
-    t_paths: list[str]  # the log_dirs entry of each target replica ("any" included)
+    t_path: np.ndarray  # the log_dirs entry of each target replica, as a code into path_names
+    path_names: list[str]
     t_new: np.ndarray
     t_dir: np.ndarray
     t_from: np.ndarray
@@ -241,22 +243,51 @@ class PlanFacts:
 
     @property
     def count(self) -> int:
-        return len(self.tps)
+        return len(self.topic)
+
+    @cached_property
+    def tps(self) -> list[TopicPartition]:
+        names = self.topic_names
+        return [(names[t], p) for t, p in zip(self.topic.tolist(), self.partition.tolist())]
+
+    def tp(self, row: int) -> TopicPartition:
+        return self.topic_names[int(self.topic[row])], int(self.partition[row])
+
+    @cached_property
+    def topic_ids(self) -> list[str]:
+        ids = self.table_topic_ids
+        return [ids[t] for t in self.topic.tolist()]
+
+    @cached_property
+    def t_starts(self) -> np.ndarray:
+        starts = np.zeros(self.count + 1, np.int64)
+        np.cumsum(self.rf_target, out=starts[1:])
+        return starts
+
+    @cached_property
+    def target(self) -> list[tuple[int, ...]]:
+        """The target replicas of each row."""
+        brokers, offsets = self.t_broker.tolist(), self.t_starts.tolist()
+        return [tuple(brokers[offsets[r] : offsets[r + 1]]) for r in range(self.count)]
+
+    @cached_property
+    def t_paths(self) -> list[str]:
+        """The log_dirs entry of each target replica ("any" included)."""
+        names = self.path_names
+        return [names[code] for code in self.t_path.tolist()]
 
     @cached_property
     def current(self) -> list[tuple[int, ...]]:
         """The current replicas of each row (those a running reassignment removes are gone)."""
         brokers, offsets = self.c_broker.tolist(), self.c_starts.tolist()
-        return [tuple(brokers[offsets[r] : offsets[r + 1]]) for r in range(len(self.tps))]
+        return [tuple(brokers[offsets[r] : offsets[r + 1]]) for r in range(self.count)]
 
     def unchanged(self) -> np.ndarray:
         """Rows whose target lists the current replicas, in the same order."""
         same_length = self.rf_target == self.rf_current
-        t_starts = np.zeros(self.count + 1, np.int64)
-        np.cumsum(self.rf_target, out=t_starts[1:])
         # Compare position by position the rows whose lists have the same length.
         rows = np.flatnonzero(same_length)
-        t_index = gather_index(t_starts, rows)
+        t_index = gather_index(self.t_starts, rows)
         c_index = gather_index(self.c_starts, rows)
         differs = self.t_broker[t_index] != self.c_broker[c_index]
         bad = np.zeros(self.count, bool)
@@ -275,26 +306,30 @@ class PlanFacts:
     @cached_property
     def kafka_order(self) -> np.ndarray:
         """The rows in Kafka's partition order (topic, then number)."""
-        topics = sorted({tp[0] for tp in self.tps}, key=java_string_key)
-        topic_rank = {topic: i for i, topic in enumerate(topics)}
-        by_topic = np.fromiter((topic_rank[tp[0]] for tp in self.tps), np.int64, len(self.tps))
-        partition = np.fromiter((tp[1] for tp in self.tps), np.int64, len(self.tps))
-        return np.lexsort((partition, by_topic))
+        present = np.unique(self.topic)
+        ranked = sorted(present.tolist(), key=lambda t: java_string_key(self.topic_names[t]))
+        topic_rank = np.zeros(len(self.topic_names), np.int64)
+        topic_rank[np.array(ranked, np.int64)] = np.arange(len(ranked))
+        return np.lexsort((self.partition, topic_rank[self.topic]))
 
     @cached_property
     def rank(self) -> np.ndarray:
         """Each row's place in Kafka's partition order."""
-        rank = np.empty(len(self.tps), np.int64)
-        rank[self.kafka_order] = np.arange(len(self.tps))
+        rank = np.empty(self.count, np.int64)
+        rank[self.kafka_order] = np.arange(self.count)
         return rank
 
     @cached_property
     def _ordered_names(self) -> list[str]:
-        return [tp_text(self.tps[r]) for r in self.kafka_order.tolist()]
+        return self._names_of(self.kafka_order)
+
+    def _names_of(self, rows: np.ndarray) -> list[str]:
+        names = self.topic_names
+        return [f"{names[t]}-{p}" for t, p in zip(self.topic[rows].tolist(), self.partition[rows].tolist())]
 
     def _chosen(self, rows: Iterable[int] | np.ndarray) -> np.ndarray:
         """For each row in Kafka's order: whether it is among `rows`."""
-        mask = np.zeros(len(self.tps), bool)
+        mask = np.zeros(self.count, bool)
         mask[np.fromiter(rows, np.int64) if not isinstance(rows, np.ndarray) else rows.astype(np.int64)] = True
         return mask[self.kafka_order]
 
@@ -304,14 +339,11 @@ class PlanFacts:
 
     def names(self, rows: Iterable[int] | np.ndarray) -> tuple[str, ...]:
         """ "topic-p" of rows, each once, sorted as Kafka sorts partitions (topic, then number)."""
-        return tuple(compress(self._ordered_names, self._chosen(rows).tolist()))
-
-
-def _explode(rows: Sequence[tuple[int, ...]]) -> tuple[np.ndarray, np.ndarray]:
-    """(row of each item, item) for a list of tuples."""
-    lengths = np.fromiter(map(len, rows), np.int64, len(rows))
-    values = np.fromiter(chain.from_iterable(rows), np.int64, int(lengths.sum()))
-    return np.repeat(np.arange(len(rows), dtype=np.int64), lengths), values
+        chosen = self._chosen(rows)
+        if "_ordered_names" in self.__dict__ or chosen.sum() * 4 > self.count:
+            # Many rows (or the names are made already): name every row once, for every call.
+            return tuple(compress(self._ordered_names, chosen.tolist()))
+        return tuple(self._names_of(self.kafka_order[chosen]))
 
 
 def _member(keys: np.ndarray, of: np.ndarray) -> np.ndarray:
@@ -322,14 +354,6 @@ def _member(keys: np.ndarray, of: np.ndarray) -> np.ndarray:
     ordered = np.sort(of, kind="stable")  # keys come nearly sorted (by row): timsort is near linear
     position = np.minimum(np.searchsorted(ordered, keys), len(ordered) - 1)
     return ordered[position] == keys
-
-
-class _Codes(dict):
-    """str -> a new small integer the first time it is seen."""
-
-    def __missing__(self, key: str) -> int:
-        code = self[key] = len(self)
-        return code
 
 
 @dataclass(frozen=True)
@@ -349,32 +373,27 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts, compl
     """The plan's partitions against the cluster; unknown topics and partitions are set aside.
     `completed`: partitions as earlier plans of a sequence leave them (they win over the image)."""
     table = image.topics.table
-    topic_of = table.name_index.get
-    unknown: dict[str, None] = {}
+    columns = plan.columns
     # The last entry of a partition wins (a HashMap in Kafka); its log_dirs line up with its
     # replicas unless a partition appears twice (then Kafka merges the explicit directories).
-    last = plan.last
-    merged_dirs = len(last) != len(plan.entries)
-    entries = []
-    topic_index: list[int] = []
-    for tp, entry in last.items():
-        t = topic_of(tp[0])
-        if t is None:
-            unknown[tp[0]] = None
-            continue
-        entries.append(entry)
-        topic_index.append(t)
+    winners = columns.winners
+    merged_dirs = len(winners) != columns.count
+    entry_topic, plan_topics = columns.topic_codes
+    name_index = table.name_index
+    table_topic = np.array([name_index.get(name, -1) for name in plan_topics], np.int64)
+    # Topic codes follow the file's order of first appearance, as Kafka's HashMap walk finds them.
+    unknown = [name for name, t in zip(plan_topics, table_topic.tolist()) if t < 0]
+    winners = winners[table_topic[entry_topic[winners]] >= 0]
     # The plan's partitions in the table, found all at once.
-    found = table.rows_of(np.array(topic_index, np.int64), np.fromiter((e.tp[1] for e in entries), np.int64, len(entries)))
-    missing: list[TopicPartition] = [e.tp for e, r in zip(entries, found.tolist()) if r < 0]
+    found = table.rows_of(table_topic[entry_topic[winners]], columns.partitions[winners])
+    missing: list[TopicPartition] = [
+        (columns.topics[e], p) for e, p in zip(winners[found < 0].tolist(), columns.partitions[winners[found < 0]].tolist())
+    ]
     present = found >= 0
     table_rows = found[present]
-    entries = [e for e, r in zip(entries, found.tolist()) if r >= 0]
-    tps: list[TopicPartition] = [e.tp for e in entries]
-    targets: list[tuple[int, ...]] = [e.replicas for e in entries]
-    log_dirs: list[tuple[str, ...]] = [e.log_dirs for e in entries]
-    topics = np.array(topic_index, np.int64)[present]
-    rows = len(tps)
+    entries = winners[present]  # the plan entry of each row
+    topics = table_topic[entry_topic[entries]]
+    rows = len(entries)
 
     # The current replicas (once running reassignments complete), their directories and the ISR.
     c_row, entry = table.remaining_replicas(table_rows)
@@ -405,11 +424,16 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts, compl
     leader = table.leader[table_rows].astype(np.int64)
     isr_size = np.diff(table.isr.start)[table_rows].astype(np.int64)
     if completed:
+        names = table.topic_names
+        tps = [(names[t], p) for t, p in zip(topics.tolist(), columns.partitions[entries].tolist())]
         c_row, c_broker, c_dir, i_row, i_broker = _overlay_completed(tps, completed, cluster, c_row, c_broker, c_dir, i_row, i_broker, leader, isr_size)
         rf_current = np.bincount(c_row, minlength=rows)
         starts = np.zeros(rows + 1, np.int64)
         np.cumsum(rf_current, out=starts[1:])
-    t_row, t_broker = _explode(targets)
+    rf_target = columns.lengths[entries]
+    t_index = gather_index(columns.starts, entries)
+    t_row = np.repeat(np.arange(rows, dtype=np.int64), rf_target)
+    t_broker = columns.brokers[t_index]
 
     # A (row, broker) pair as one integer, to compare the lists by sorted-array membership.
     def key(row: np.ndarray, broker: np.ndarray) -> np.ndarray:
@@ -434,13 +458,18 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts, compl
         t_from = np.full(len(t_key), UNKNOWN_DIR, np.int64)
     if merged_dirs:
         explicit = plan.replica_dirs
-        paths_of = [explicit.get((tps[r][0], tps[r][1], b), ANY_LOG_DIR) for r, b in zip(t_row.tolist(), t_broker.tolist())]
+        names_, parts_ = columns.topics, columns.partitions
+        paths_of = [
+            explicit.get((names_[e], p, b), ANY_LOG_DIR)
+            for e, p, b in zip(entries[t_row].tolist(), parts_[entries[t_row]].tolist(), t_broker.tolist())
+        ]
+        codes = FirstSeenCodes({ANY_LOG_DIR: 0})
+        path_code = np.fromiter(map(codes.__getitem__, paths_of), np.int64, len(paths_of))
+        names = list(codes)
     else:
-        paths_of = list(chain.from_iterable(log_dirs))
+        all_codes, names = columns.path_codes
+        path_code = all_codes[t_index]
     # Paths are few (the same mount points on every broker): resolve each (broker, path) once.
-    codes = _Codes({ANY_LOG_DIR: 0})
-    path_code = np.fromiter(map(codes.__getitem__, paths_of), np.int64, len(paths_of))
-    names = list(codes)
     pair = t_broker * len(names) + path_code if len(names) else path_code
     unique_pairs, inverse = np.unique(pair, return_inverse=True)
     resolved = np.array(
@@ -454,27 +483,31 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts, compl
     any_dir = path_code == 0
     t_dir = np.where(any_dir & ~t_new, t_from, t_dir)
 
-    topic_names = [table.topic_names[t] for t in topics.tolist()]
-    min_isr_of = {name: min_insync(image.configs, name, cluster.min_isr_default) for name in set(topic_names)}
+    present_topics, topic_inverse = np.unique(topics, return_inverse=True)
+    min_isr_of = np.array(
+        [min_insync(image.configs, table.topic_names[t], cluster.min_isr_default) for t in present_topics.tolist()], np.int64
+    )
     return PlanFacts(
-        unknown_topics=list(unknown),
+        unknown_topics=unknown,
         missing_partitions=missing,
-        tps=tps,
-        topic_ids=[table.topic_ids[t] for t in topics.tolist()],
+        topic=topics,
+        partition=columns.partitions[entries],
+        topic_names=table.topic_names,
+        table_topic_ids=table.topic_ids,
         c_starts=starts,
-        target=targets,
         size=np.maximum(table.size[table_rows], 0).astype(np.int64),
         leader=leader,
         rf_current=rf_current.astype(np.int64),
-        rf_target=np.fromiter(map(len, targets), np.int64, rows),
+        rf_target=rf_target,
         isr_size=isr_size,
         isr_kept=isr_kept,
-        min_isr=np.fromiter((min_isr_of[name] for name in topic_names), np.int64, rows),
+        min_isr=min_isr_of[topic_inverse.reshape(-1)] if rows else np.zeros(0, np.int64),
         changes_set=changes_set,
         t_row=t_row,
         t_broker=t_broker,
         t_explicit=~any_dir,
-        t_paths=paths_of,
+        t_path=path_code,
+        path_names=names,
         t_new=t_new,
         t_dir=t_dir,
         t_from=t_from,

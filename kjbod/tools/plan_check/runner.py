@@ -128,7 +128,7 @@ def plan_summary(plan_file: str, plan: ReassignmentPlan, ctx: Context) -> dict[s
     return {
         "file": plan_file,
         "readable": True,
-        "partitions": len(plan.targets()),
+        "partitions": len(plan.columns.winners),
         "partitionsFound": facts.count,
         "replicasAdded": int(facts.t_new.sum()),
         "replicasRemoved": int(facts.removed.sum()),

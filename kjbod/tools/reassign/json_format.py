@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain
 from operator import itemgetter
 from typing import Any, NamedTuple
+
+import numpy as np
 
 from kjbod.common.jackson import as_array, as_object, decode_int, decode_list, decode_string, read_json_fast, read_json_tree
 from kjbod.common.jackson import field as json_field
@@ -61,13 +62,121 @@ class PlanEntry(NamedTuple):
     tp = property(itemgetter(0, 1), doc="(topic, partition)")
 
 
-@dataclass(frozen=True)
+class FirstSeenCodes(dict):
+    """str -> a new small integer the first time it is seen."""
+
+    def __missing__(self, key: str) -> int:
+        code = self[key] = len(self)
+        return code
+
+
+class PlanColumns:
+    """A reassignment file as columns, one row per entry in file order (duplicates kept): what
+    `reassign check` reads of a plan of hundreds of thousands of partitions, without a Python
+    object per entry. The replicas of entry e are brokers[starts[e]:starts[e + 1]], their
+    log_dirs entries log_dirs[starts[e]:starts[e + 1]] ("any" where the file has none)."""
+
+    def __init__(self, topics: list[str], partitions: np.ndarray, starts: np.ndarray, brokers: np.ndarray, log_dirs: list[str]) -> None:
+        self.topics = topics
+        self.partitions = partitions
+        self.starts = starts
+        self.brokers = brokers
+        self.log_dirs = log_dirs
+
+    @classmethod
+    def of_entries(cls, entries: Sequence[PlanEntry]) -> PlanColumns:
+        lengths = np.fromiter(map(len, (e.replicas for e in entries)), np.int64, len(entries))
+        starts = np.zeros(len(entries) + 1, np.int64)
+        np.cumsum(lengths, out=starts[1:])
+        return cls(
+            [e.topic for e in entries],
+            np.fromiter((e.partition for e in entries), np.int64, len(entries)),
+            starts,
+            np.fromiter(chain.from_iterable(e.replicas for e in entries), np.int64, int(starts[-1])),
+            list(chain.from_iterable(e.log_dirs for e in entries)),
+        )
+
+    @property
+    def count(self) -> int:
+        return len(self.topics)
+
+    @cached_property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.starts)
+
+    @cached_property
+    def topic_codes(self) -> tuple[np.ndarray, list[str]]:
+        """(each entry's topic code, the topic of each code): codes in order of first appearance."""
+        codes = FirstSeenCodes()
+        per_entry = np.fromiter(map(codes.__getitem__, self.topics), np.int64, len(self.topics))
+        return per_entry, list(codes)
+
+    @cached_property
+    def path_codes(self) -> tuple[np.ndarray, list[str]]:
+        """(each replica's log_dirs code, the entry of each code); "any" is code 0."""
+        codes = FirstSeenCodes({ANY_LOG_DIR: 0})
+        return np.fromiter(map(codes.__getitem__, self.log_dirs), np.int64, len(self.log_dirs)), list(codes)
+
+    @cached_property
+    def winners(self) -> np.ndarray:
+        """The entry of each distinct partition that Kafka keeps (the last one: a HashMap), in
+        the order the partitions first appear (the order of ReassignmentPlan.last)."""
+        per_entry, _ = self.topic_codes
+        keys = (per_entry << 32) | (self.partitions & 0xFFFFFFFF)
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+        repeats = ordered[1:] == ordered[:-1]
+        if not repeats.any():
+            return np.arange(self.count, dtype=np.int64)
+        first = order[np.concatenate([[True], ~repeats])]
+        last = order[np.concatenate([~repeats, [True]])]
+        return last[np.argsort(first, kind="stable")]
+
+    def explicit_brokers(self) -> set[int]:
+        """Brokers that some entry gives a log directory (not "any")."""
+        codes, _ = self.path_codes
+        return set(np.unique(self.brokers[codes != 0]).tolist())
+
+
 class ReassignmentPlan:
     """A reassignment file: its partitions in file order (duplicates kept, so they can be
-    reported) and the explicit log directories (the last entry for a replica wins)."""
+    reported) and the explicit log directories (the last entry for a replica wins). Made from
+    entries, or from columns (a large file): each form is derived from the other when asked."""
 
-    entries: tuple[PlanEntry, ...]
-    replica_dirs: Mapping[Replica, str] = field(default_factory=dict)
+    def __init__(
+        self,
+        entries: tuple[PlanEntry, ...] | None = None,
+        replica_dirs: Mapping[Replica, str] | None = None,
+        *,
+        columns: PlanColumns | None = None,
+    ) -> None:
+        if entries is not None:
+            self.entries = entries
+            self.replica_dirs = replica_dirs if replica_dirs is not None else {}
+        if columns is not None:
+            self.columns = columns
+
+    @cached_property
+    def columns(self) -> PlanColumns:
+        return PlanColumns.of_entries(self.entries)
+
+    @cached_property
+    def entries(self) -> tuple[PlanEntry, ...]:
+        c = self.columns
+        starts, brokers, log_dirs = c.starts.tolist(), c.brokers.tolist(), c.log_dirs
+        return tuple(
+            PlanEntry(topic, partition, tuple(brokers[starts[e] : starts[e + 1]]), tuple(log_dirs[starts[e] : starts[e + 1]]))
+            for e, (topic, partition) in enumerate(zip(c.topics, c.partitions.tolist()))
+        )
+
+    @cached_property
+    def replica_dirs(self) -> Mapping[Replica, str]:
+        c = self.columns
+        codes, _ = c.path_codes
+        explicit = np.flatnonzero(codes != 0)
+        entry = (np.searchsorted(c.starts, explicit, side="right") - 1).tolist()
+        topics, partitions, brokers, log_dirs = c.topics, c.partitions.tolist(), c.brokers.tolist(), c.log_dirs
+        return {(topics[e], partitions[e], brokers[i]): log_dirs[i] for e, i in zip(entry, explicit.tolist())}
 
     @cached_property
     def last(self) -> dict[TopicPartition, PlanEntry]:
@@ -77,6 +186,16 @@ class ReassignmentPlan:
     def targets(self) -> dict[TopicPartition, tuple[int, ...]]:
         """Partition -> target replicas, the last entry for a partition winning (a HashMap)."""
         return {tp: entry.replicas for tp, entry in self.last.items()}
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ReassignmentPlan):
+            return NotImplemented
+        return self.entries == other.entries and dict(self.replica_dirs) == dict(other.replica_dirs)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ReassignmentPlan(entries={self.entries!r}, replica_dirs={dict(self.replica_dirs)!r})"
 
 
 def parse_reassignment_json(text: str) -> ReassignmentPlan:
@@ -114,15 +233,11 @@ def _parse_well_formed(tree: Any) -> ReassignmentPlan | None:
     directories = list(chain.from_iterable(log_dirs))
     if directories and set(map(type, directories)) != {str}:
         return None
-    entries = tuple(map(PlanEntry, topics, partitions, map(tuple, replicas), map(tuple, log_dirs)))
-    replica_dirs: dict[Replica, str] = {
-        (entry.topic, entry.partition, replica): log_dir
-        for entry in entries
-        if entry.log_dirs.count(ANY_LOG_DIR) != len(entry.log_dirs)
-        for replica, log_dir in zip(entry.replicas, entry.log_dirs)
-        if log_dir != ANY_LOG_DIR
-    }
-    return ReassignmentPlan(entries, replica_dirs)
+    lengths = np.fromiter(map(len, replicas), np.int64, len(replicas))
+    starts = np.zeros(len(replicas) + 1, np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    columns = PlanColumns(topics, np.array(partitions, np.int64), starts, np.array(brokers, np.int64), directories)
+    return ReassignmentPlan(columns=columns)
 
 
 def _parse(text: str) -> ReassignmentPlan:
