@@ -346,14 +346,72 @@ class PlanFacts:
         return tuple(self._names_of(self.kafka_order[chosen]))
 
 
-def _member(keys: np.ndarray, of: np.ndarray) -> np.ndarray:
-    """keys in `of`, by binary search in a sorted copy (numpy's hash-based isin is slower on
-    these wide keys)."""
-    if not len(of):
-        return np.zeros(len(keys), bool)
-    ordered = np.sort(of, kind="stable")  # keys come nearly sorted (by row): timsort is near linear
-    position = np.minimum(np.searchsorted(ordered, keys), len(ordered) - 1)
-    return ordered[position] == keys
+def _unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(values, return_inverse=True), by a table instead of a sort when the values are
+    small non-negative integers (broker and path pairs, topic indexes)."""
+    if not len(values):
+        return values[:0].copy(), np.zeros(0, np.int64)
+    low, high = int(values.min()), int(values.max())
+    if low < 0 or high >= 1 << 24:
+        unique, inverse = np.unique(values, return_inverse=True)
+        return unique, inverse.reshape(-1)
+    present = np.zeros(high + 1, bool)
+    present[values] = True
+    unique = np.flatnonzero(present)
+    code = np.zeros(high + 1, np.int64)
+    code[unique] = np.arange(len(unique))
+    return unique.astype(values.dtype), code[values]
+
+
+# Past this many replicas in a partition's list, lists are compared by sorting instead.
+_WIDEST_SCAN = 16
+
+
+def _find_in_rows(rows: np.ndarray, values: np.ndarray, starts: np.ndarray, of: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each (row, value): whether value is in of[starts[row]:starts[row + 1]], and the
+    position of its first occurrence there (-1 if none). Row lists are a few items long, so
+    comparing them position by position beats a sort of millions of (row, value) keys."""
+    found = np.full(len(rows), -1, np.int64)
+    counts = np.diff(starts)
+    width = int(counts.max()) if len(counts) else 0
+    if not len(rows) or not len(of):
+        return found >= 0, found
+    if width > _WIDEST_SCAN:
+        return _find_by_sorting(rows, values, starts, of)
+    first, count = starts[rows], counts[rows]
+    for k in range(width):
+        position = first + k
+        hit = (count > k) & (found < 0)
+        hit &= of[np.where(hit, position, 0)] == values
+        found[hit] = position[hit]
+    return found >= 0, found
+
+
+def _find_by_sorting(rows: np.ndarray, values: np.ndarray, starts: np.ndarray, of: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """_find_in_rows for long lists: binary search of (row, value) keys in a sorted copy."""
+    of_rows = np.repeat(np.arange(len(starts) - 1, dtype=np.int64), np.diff(starts))
+    keys, of_keys = (rows << 32) | (values & 0xFFFFFFFF), (of_rows << 32) | (of & 0xFFFFFFFF)
+    order = np.argsort(of_keys, kind="stable")
+    position = np.minimum(np.searchsorted(of_keys[order], keys), len(order) - 1)
+    hit = of_keys[order][position] == keys
+    return hit, np.where(hit, order[position], -1)
+
+
+def _repeated_in_row(rows: np.ndarray, values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Items equal to an earlier item of their row's list."""
+    offset = np.arange(len(rows), dtype=np.int64) - starts[rows]
+    width = int(offset.max()) + 1 if len(rows) else 0
+    if width > _WIDEST_SCAN:
+        keys = (rows << 32) | (values & 0xFFFFFFFF)
+        order = np.argsort(keys, kind="stable")
+        repeated = np.zeros(len(rows), bool)
+        repeated[order[1:]] = keys[order][1:] == keys[order][:-1]
+        return repeated
+    repeated = np.zeros(len(rows), bool)
+    for k in range(1, width):
+        later = np.flatnonzero(offset >= k)
+        repeated[later] |= values[later - k] == values[later]
+    return repeated
 
 
 @dataclass(frozen=True)
@@ -418,9 +476,8 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts, compl
             for offset in range(first[row], first[row + 1]):
                 if last[offset] in moving:
                     c_dir[offset] = moving[last[offset]]
-    isr_entries = gather_index(table.isr.start, table_rows)
     i_row = np.repeat(np.arange(rows, dtype=np.int64), np.diff(table.isr.start)[table_rows])
-    i_broker = table.isr.values[isr_entries].astype(np.int64)
+    i_broker = table.isr.values[gather_index(table.isr.start, table_rows)].astype(np.int64)
     leader = table.leader[table_rows].astype(np.int64)
     isr_size = np.diff(table.isr.start)[table_rows].astype(np.int64)
     if completed:
@@ -430,32 +487,28 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts, compl
         rf_current = np.bincount(c_row, minlength=rows)
         starts = np.zeros(rows + 1, np.int64)
         np.cumsum(rf_current, out=starts[1:])
+    # The in-sync replicas of row r are i_broker[i_starts[r]:i_starts[r + 1]] (i_row is grouped by row).
+    i_starts = np.zeros(rows + 1, np.int64)
+    np.cumsum(np.bincount(i_row, minlength=rows), out=i_starts[1:])
     rf_target = columns.lengths[entries]
+    t_starts = np.zeros(rows + 1, np.int64)
+    np.cumsum(rf_target, out=t_starts[1:])
     t_index = gather_index(columns.starts, entries)
     t_row = np.repeat(np.arange(rows, dtype=np.int64), rf_target)
     t_broker = columns.brokers[t_index]
 
-    # A (row, broker) pair as one integer, to compare the lists by sorted-array membership.
-    def key(row: np.ndarray, broker: np.ndarray) -> np.ndarray:
-        return (row << 32) | (broker & 0xFFFFFFFF)
-
-    t_key, c_key, i_key = key(t_row, t_broker), key(c_row, c_broker), key(i_row, i_broker)
-    t_new = ~_member(t_key, c_key)
-    c_kept = _member(c_key, t_key)
-    c_in_sync = _member(c_key, i_key)
+    # Each list is a few brokers long: look for a broker in its row's other list position by position.
+    t_in_current, t_from_index = _find_in_rows(t_row, t_broker, starts, c_broker)
+    t_new = ~t_in_current
+    c_kept, _ = _find_in_rows(c_row, c_broker, t_starts, t_broker)
+    c_in_sync, _ = _find_in_rows(c_row, c_broker, i_starts, i_broker)
     # In-sync replicas that stay (a target listing a broker twice counts it once).
-    kept_keys = np.sort(t_key[_member(t_key, i_key)])
-    kept_keys = kept_keys[np.concatenate([[True], kept_keys[1:] != kept_keys[:-1]])] if len(kept_keys) else kept_keys
-    isr_kept = np.bincount(kept_keys >> 32, minlength=rows)
+    t_in_sync, _ = _find_in_rows(t_row, t_broker, i_starts, i_broker)
+    isr_kept = np.bincount(t_row[t_in_sync & ~_repeated_in_row(t_row, t_broker, t_starts)], minlength=rows)
     changes_set = (np.bincount(t_row[t_new], minlength=rows) + np.bincount(c_row[~c_kept], minlength=rows)) > 0
 
     # Where each target replica is now (kept ones) and where it ends.
-    order = np.argsort(c_key, kind="stable")
-    if len(order):
-        position = np.minimum(np.searchsorted(c_key[order], t_key), len(order) - 1)
-        t_from = np.where(t_new, UNKNOWN_DIR, c_dir[order][position])
-    else:
-        t_from = np.full(len(t_key), UNKNOWN_DIR, np.int64)
+    t_from = np.where(t_new, UNKNOWN_DIR, c_dir[np.maximum(t_from_index, 0)]) if len(c_dir) else np.full(len(t_row), UNKNOWN_DIR, np.int64)
     if merged_dirs:
         explicit = plan.replica_dirs
         names_, parts_ = columns.topics, columns.partitions
@@ -471,7 +524,7 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts, compl
         path_code = all_codes[t_index]
     # Paths are few (the same mount points on every broker): resolve each (broker, path) once.
     pair = t_broker * len(names) + path_code if len(names) else path_code
-    unique_pairs, inverse = np.unique(pair, return_inverse=True)
+    unique_pairs, inverse = _unique(pair)
     resolved = np.array(
         [
             BROKER_CHOOSES if code == 0 else cluster.resolve(int(p // len(names)), names[int(code)])
@@ -483,7 +536,7 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts, compl
     any_dir = path_code == 0
     t_dir = np.where(any_dir & ~t_new, t_from, t_dir)
 
-    present_topics, topic_inverse = np.unique(topics, return_inverse=True)
+    present_topics, topic_inverse = _unique(topics)
     min_isr_of = np.array(
         [min_insync(image.configs, table.topic_names[t], cluster.min_isr_default) for t in present_topics.tolist()], np.int64
     )
@@ -501,7 +554,7 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts, compl
         rf_target=rf_target,
         isr_size=isr_size,
         isr_kept=isr_kept,
-        min_isr=min_isr_of[topic_inverse.reshape(-1)] if rows else np.zeros(0, np.int64),
+        min_isr=min_isr_of[topic_inverse] if rows else np.zeros(0, np.int64),
         changes_set=changes_set,
         t_row=t_row,
         t_broker=t_broker,
