@@ -130,8 +130,7 @@ def check(
     if app_.json and report_file is None and chosen != "json":
         raise UsageError(f"-o json prints the JSON report on stdout; --report {chosen} needs --report-file")
 
-    import json
-
+    from kjbod.common.json_text import indented_json
     from kjbod.common.units import parse_rate
     from kjbod.tools.plan_check import (
         Policy,
@@ -170,7 +169,7 @@ def check(
     summary = summarize(result)
     rendered = {
         "text": lambda: "\n".join(to_text(result)) + "\n",
-        "json": lambda: json.dumps(data, indent=2, ensure_ascii=False) + "\n",
+        "json": lambda: indented_json(data) + "\n",
         "junit": lambda: to_junit(result),
     }[chosen]()
     if report_file is not None:

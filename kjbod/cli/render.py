@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kjbod.cli.context import AppContext
+from kjbod.common.json_text import indented_json
 
 
 class View(Protocol):
@@ -143,7 +144,7 @@ def verbatim(*lines: str) -> str:
 def emit(app: AppContext, view: View) -> None:
     """Write a view to stdout in the selected output format."""
     if app.json:
-        app.stdout.write(json.dumps(view.to_json(), indent=2, ensure_ascii=False) + "\n")
+        app.stdout.write(indented_json(view.to_json()) + "\n")
         app.emitted = True
     else:
         for line in view.to_text():
