@@ -218,25 +218,47 @@ def _parse_well_formed(tree: Any) -> ReassignmentPlan | None:
     partitions = [item.get("partition") for item in items]
     replicas = [item.get("replicas") for item in items]
     log_dirs = [item.get("log_dirs", _ABSENT) for item in items]
-    if items and (set(map(type, topics)) != {str} or set(map(type, partitions)) != {int} or set(map(type, replicas)) != {list}):
+    if items and (set(map(type, partitions)) != {int} or set(map(type, replicas)) != {list}):
         return None
-    if items and (min(partitions) < INT32_MIN or max(partitions) > INT32_MAX):
+    # Topics and log_dirs entries are few distinct strings: numbered once here (what the checks
+    # compare), and their types checked on the distinct values. A list or object among them is
+    # unhashable; any other value that is not a string shows among the distinct ones.
+    topic_codes, path_codes = FirstSeenCodes(), FirstSeenCodes({ANY_LOG_DIR: 0})
+    try:
+        entry_topic = np.fromiter(map(topic_codes.__getitem__, topics), np.int64, len(topics))
+    except TypeError:
+        return None
+    if set(map(type, topic_codes)) - {str}:
         return None
     brokers = list(chain.from_iterable(replicas))
-    if brokers and (set(map(type, brokers)) != {int} or min(brokers) < INT32_MIN or max(brokers) > INT32_MAX):
+    if brokers and set(map(type, brokers)) != {int}:
+        return None
+    try:  # orjson reads integers up to 2**64 - 1: past int64, numpy refuses them
+        partition_ids, broker_ids = np.array(partitions, np.int64), np.array(brokers, np.int64)
+    except OverflowError:
+        return None
+    if items and (partition_ids.min() < INT32_MIN or partition_ids.max() > INT32_MAX):
+        return None
+    if brokers and (broker_ids.min() < INT32_MIN or broker_ids.max() > INT32_MAX):
         return None
     log_dirs = [[ANY_LOG_DIR] * len(r) if d is _ABSENT else d for r, d in zip(replicas, log_dirs)]
     if items and set(map(type, log_dirs)) != {list}:
         return None
-    if list(map(len, log_dirs)) != list(map(len, replicas)):
+    lengths = np.fromiter(map(len, replicas), np.int64, len(replicas))
+    if not np.array_equal(np.fromiter(map(len, log_dirs), np.int64, len(log_dirs)), lengths):
         return None
     directories = list(chain.from_iterable(log_dirs))
-    if directories and set(map(type, directories)) != {str}:
+    try:
+        directory_codes = np.fromiter(map(path_codes.__getitem__, directories), np.int64, len(directories))
+    except TypeError:
         return None
-    lengths = np.fromiter(map(len, replicas), np.int64, len(replicas))
+    if set(map(type, path_codes)) - {str}:
+        return None
     starts = np.zeros(len(replicas) + 1, np.int64)
     np.cumsum(lengths, out=starts[1:])
-    columns = PlanColumns(topics, np.array(partitions, np.int64), starts, np.array(brokers, np.int64), directories)
+    columns = PlanColumns(topics, partition_ids, starts, broker_ids, directories)
+    columns.topic_codes = (entry_topic, list(topic_codes))
+    columns.path_codes = (directory_codes, list(path_codes))
     return ReassignmentPlan(columns=columns)
 
 
