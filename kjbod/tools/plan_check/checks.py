@@ -24,7 +24,17 @@ from kjbod.image import Image
 from kjbod.image.configs import min_insync
 from kjbod.records import CONFIG_RESOURCE_BROKER, CONFIG_RESOURCE_TOPIC
 from kjbod.tools.plan_check.duration import SIMULATION_BUDGET, Estimate, bandwidth_estimate, simulate_plan, simulation_work
-from kjbod.tools.plan_check.facts import BROKER_CHOOSES, UNKNOWN_DIR, ClusterFacts, Completed, PlanFacts, placement
+from kjbod.tools.plan_check.facts import (
+    BROKER_CHOOSES,
+    UNKNOWN_DIR,
+    WIDEST_SCAN,
+    ClusterFacts,
+    Completed,
+    PlanFacts,
+    placement,
+    repeated_in_row,
+    small_unique,
+)
 from kjbod.tools.plan_check.model import DirectoryRef, Issue, Outcome, sorted_unique, truncated
 from kjbod.tools.plan_check.policy import Policy
 from kjbod.tools.reassign.json_format import ReassignmentPlan, validate_execute_plan
@@ -93,8 +103,7 @@ class Context:
         if (lengths == 0).any():
             return True
         rows = np.repeat(np.arange(columns.count, dtype=np.int64), lengths)
-        keys = np.sort((rows << 32) | (columns.brokers & 0xFFFFFFFF))
-        return bool((keys[1:] == keys[:-1]).any())
+        return bool(repeated_in_row(rows, columns.brokers, columns.starts).any())
 
     @cached_property
     def inter_bytes(self) -> int:
@@ -153,7 +162,7 @@ def check_format(ctx: Context) -> Outcome:
 
 def check_topics(ctx: Context) -> Outcome:
     facts = ctx.facts
-    outcome = Outcome(summary=f"{_plural(facts.count, 'partition')} of {_plural(len(np.unique(facts.topic)), 'topic')} found")
+    outcome = Outcome(summary=f"{_plural(facts.count, 'partition')} of {_plural(len(small_unique(facts.topic)[0]), 'topic')} found")
     if facts.unknown_topics:
         topics = sorted(facts.unknown_topics)
         partitions = [tp for tp in ctx.plan.targets() if tp[0] in set(topics)]
@@ -174,7 +183,7 @@ def check_brokers(ctx: Context) -> Outcome:
     facts, cluster = ctx.facts, ctx.cluster
     index, registered = ctx.target_broker_index
     brokers = facts.t_broker
-    outcome = Outcome(summary=f"{_plural(len(np.unique(brokers)), 'target broker')} checked")
+    outcome = Outcome(summary=f"{_plural(len(small_unique(brokers)[0]), 'target broker')} checked")
 
     def add(mask: np.ndarray, describe: Callable[[list[int]], str]) -> None:
         if mask.any():
@@ -345,17 +354,37 @@ def check_replication_factor(ctx: Context) -> Outcome:
 
 
 def _most_per_rack(rows: np.ndarray, racks: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per row: the most replicas any one rack holds, and that rack's code."""
+    """Per row: the most replicas any one rack holds, and that rack's code (the highest code
+    among racks that hold that many). `rows` are grouped, in ascending order."""
     most = np.zeros(count, np.int64)
     where = np.zeros(count, np.int64)
     if not len(rows):
         return most, where
-    keys, counts = np.unique((rows << 32) | (racks & 0xFFFFFFFF), return_counts=True)
-    owner = keys >> 32
-    order = np.lexsort((counts, owner))  # by row, then count: each row's largest comes last
-    last = order[np.r_[owner[order][1:] != owner[order][:-1], True]]
-    most[owner[last]] = counts[last]
-    where[owner[last]] = keys[last] & 0xFFFFFFFF
+    lengths = np.bincount(rows, minlength=count)
+    width = int(lengths.max())
+    if width > WIDEST_SCAN:
+        keys, counts = np.unique((rows << 32) | (racks & 0xFFFFFFFF), return_counts=True)
+        owner = keys >> 32
+        order = np.lexsort((counts, owner))  # by row, then count: each row's largest comes last
+        last = order[np.r_[owner[order][1:] != owner[order][:-1], True]]
+        most[owner[last]] = counts[last]
+        where[owner[last]] = keys[last] & 0xFFFFFFFF
+        return most, where
+    # Lists are a few replicas long: count each replica's rack-mates by comparing positions.
+    starts = np.zeros(count + 1, np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    left = starts[rows + 1] - np.arange(len(rows), dtype=np.int64)  # items from this one to the row's end
+    same = np.ones(len(rows), np.int64)
+    for distance in range(1, width):
+        pair = np.flatnonzero(left > distance)
+        equal = pair[racks[pair] == racks[pair + distance]]
+        same[equal] += 1
+        same[equal + distance] += 1
+    score = (same << 32) | (racks & 0xFFFFFFFF)
+    filled = np.flatnonzero(lengths)
+    best = np.maximum.reduceat(score, starts[filled])
+    most[filled] = best >> 32
+    where[filled] = best & 0xFFFFFFFF
     return most, where
 
 
@@ -638,7 +667,7 @@ def _partitions_on(image: Image, brokers: set[int], completed: Mapping[TopicPart
 def _per_broker(brokers: np.ndarray, weights: np.ndarray | None = None) -> dict[int, int]:
     if not len(brokers):
         return {}
-    ids, inverse = np.unique(brokers, return_inverse=True)
+    ids, inverse = small_unique(brokers)
     sums = np.bincount(inverse, weights=weights)
     return {int(b): int(round(s)) for b, s in zip(ids.tolist(), sums.tolist())}
 

@@ -34,7 +34,7 @@ from kjbod.controller.copy_model import HORIZON_MS, ZERO_RATE, CopySettings, cop
 from kjbod.errors import UserError
 from kjbod.image import Image, replay_all
 from kjbod.records import CONFIG_RESOURCE_TOPIC
-from kjbod.tools.plan_check.facts import ClusterFacts, PlanFacts
+from kjbod.tools.plan_check.facts import ClusterFacts, PlanFacts, small_unique
 from kjbod.tools.reassign.actions import execute
 from kjbod.tools.reassign.json_format import ReassignmentPlan
 
@@ -84,7 +84,7 @@ def simulation_work(image: Image, facts: PlanFacts, cluster: ClusterFacts) -> in
     copies the map of topics and the partitions of the topic it touches."""
     topics = max(len(image.topics), 1)
     per_replay = topics + image.topics.partition_count // topics
-    events = facts.count + cluster.copying + len(np.unique(facts.t_broker))
+    events = facts.count + cluster.copying + len(small_unique(facts.t_broker)[0])
     return events * per_replay
 
 
@@ -227,7 +227,7 @@ def bandwidth_estimate(
 def _sums(brokers: np.ndarray, sizes: np.ndarray) -> dict[int, int]:
     if not len(brokers):
         return {}
-    ids, inverse = np.unique(brokers, return_inverse=True)
+    ids, inverse = small_unique(brokers)
     totals = np.bincount(inverse, weights=sizes.astype(np.float64))
     return {int(b): int(round(t)) for b, t in zip(ids.tolist(), totals.tolist())}
 

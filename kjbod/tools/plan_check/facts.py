@@ -74,10 +74,30 @@ class ClusterFacts:
 
     def broker_index(self, brokers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(index, registered) for broker ids."""
-        index = np.searchsorted(self.broker_ids, brokers)
-        index = np.minimum(index, max(len(self.broker_ids) - 1, 0))
-        registered = self.broker_ids[index] == brokers if len(self.broker_ids) else np.zeros(len(brokers), bool)
+        table = self._broker_table
+        if table is None or not len(brokers):
+            index = np.searchsorted(self.broker_ids, brokers)
+            index = np.minimum(index, max(len(self.broker_ids) - 1, 0))
+            registered = self.broker_ids[index] == brokers if len(self.broker_ids) else np.zeros(len(brokers), bool)
+            return index, registered
+        # Broker ids are small: a table lookup instead of a binary search per replica.
+        inside = (brokers >= 0) & (brokers < len(table))
+        index = table[np.where(inside, brokers, 0)]
+        registered = inside & (index >= 0)
+        if not registered.all():
+            # Where an unregistered id would be inserted, as the binary search gives it.
+            others = ~registered
+            index[others] = np.minimum(np.searchsorted(self.broker_ids, brokers[others]), len(self.broker_ids) - 1)
         return index, registered
+
+    @cached_property
+    def _broker_table(self) -> np.ndarray | None:
+        """broker id -> index (-1: none), when the ids are small enough for a table."""
+        if not len(self.broker_ids) or self.broker_ids[0] < 0 or self.broker_ids[-1] >= 1 << 22:
+            return None
+        table = np.full(int(self.broker_ids[-1]) + 1, -1, np.int64)
+        table[self.broker_ids] = np.arange(len(self.broker_ids))
+        return table
 
     def resolve(self, broker: int, path: str) -> int:
         found = self.paths.get((broker, path))
@@ -306,11 +326,12 @@ class PlanFacts:
     @cached_property
     def kafka_order(self) -> np.ndarray:
         """The rows in Kafka's partition order (topic, then number)."""
-        present = np.unique(self.topic)
+        present, _ = small_unique(self.topic)
         ranked = sorted(present.tolist(), key=lambda t: java_string_key(self.topic_names[t]))
         topic_rank = np.zeros(len(self.topic_names), np.int64)
         topic_rank[np.array(ranked, np.int64)] = np.arange(len(ranked))
-        return np.lexsort((self.partition, topic_rank[self.topic]))
+        # One key (partition ids are int32): a single stable sort, as the lexsort by topic then id.
+        return np.argsort((topic_rank[self.topic] << 32) + (self.partition + (1 << 31)), kind="stable")
 
     @cached_property
     def rank(self) -> np.ndarray:
@@ -346,7 +367,7 @@ class PlanFacts:
         return tuple(self._names_of(self.kafka_order[chosen]))
 
 
-def _unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def small_unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """np.unique(values, return_inverse=True), by a table instead of a sort when the values are
     small non-negative integers (broker and path pairs, topic indexes)."""
     if not len(values):
@@ -364,7 +385,7 @@ def _unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 # Past this many replicas in a partition's list, lists are compared by sorting instead.
-_WIDEST_SCAN = 16
+WIDEST_SCAN = 16
 
 
 def _find_in_rows(rows: np.ndarray, values: np.ndarray, starts: np.ndarray, of: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -376,7 +397,7 @@ def _find_in_rows(rows: np.ndarray, values: np.ndarray, starts: np.ndarray, of: 
     width = int(counts.max()) if len(counts) else 0
     if not len(rows) or not len(of):
         return found >= 0, found
-    if width > _WIDEST_SCAN:
+    if width > WIDEST_SCAN:
         return _find_by_sorting(rows, values, starts, of)
     first, count = starts[rows], counts[rows]
     for k in range(width):
@@ -397,11 +418,11 @@ def _find_by_sorting(rows: np.ndarray, values: np.ndarray, starts: np.ndarray, o
     return hit, np.where(hit, order[position], -1)
 
 
-def _repeated_in_row(rows: np.ndarray, values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+def repeated_in_row(rows: np.ndarray, values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Items equal to an earlier item of their row's list."""
     offset = np.arange(len(rows), dtype=np.int64) - starts[rows]
     width = int(offset.max()) + 1 if len(rows) else 0
-    if width > _WIDEST_SCAN:
+    if width > WIDEST_SCAN:
         keys = (rows << 32) | (values & 0xFFFFFFFF)
         order = np.argsort(keys, kind="stable")
         repeated = np.zeros(len(rows), bool)
@@ -504,7 +525,7 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts, compl
     c_in_sync, _ = _find_in_rows(c_row, c_broker, i_starts, i_broker)
     # In-sync replicas that stay (a target listing a broker twice counts it once).
     t_in_sync, _ = _find_in_rows(t_row, t_broker, i_starts, i_broker)
-    isr_kept = np.bincount(t_row[t_in_sync & ~_repeated_in_row(t_row, t_broker, t_starts)], minlength=rows)
+    isr_kept = np.bincount(t_row[t_in_sync & ~repeated_in_row(t_row, t_broker, t_starts)], minlength=rows)
     changes_set = (np.bincount(t_row[t_new], minlength=rows) + np.bincount(c_row[~c_kept], minlength=rows)) > 0
 
     # Where each target replica is now (kept ones) and where it ends.
@@ -524,7 +545,7 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts, compl
         path_code = all_codes[t_index]
     # Paths are few (the same mount points on every broker): resolve each (broker, path) once.
     pair = t_broker * len(names) + path_code if len(names) else path_code
-    unique_pairs, inverse = _unique(pair)
+    unique_pairs, inverse = small_unique(pair)
     resolved = np.array(
         [
             BROKER_CHOOSES if code == 0 else cluster.resolve(int(p // len(names)), names[int(code)])
@@ -536,7 +557,7 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts, compl
     any_dir = path_code == 0
     t_dir = np.where(any_dir & ~t_new, t_from, t_dir)
 
-    present_topics, topic_inverse = _unique(topics)
+    present_topics, topic_inverse = small_unique(topics)
     min_isr_of = np.array(
         [min_insync(image.configs, table.topic_names[t], cluster.min_isr_default) for t in present_topics.tolist()], np.int64
     )
