@@ -146,14 +146,22 @@ def scan_cluster(image: Image) -> ClusterFacts:
     # Every replica's directory and its partition's size, from the image's columns.
     table = image.topics.table
     of_code = np.fromiter(map(dir_index.__getitem__, table.dir_ids), np.int64, len(table.dir_ids))
-    replica_dirs = of_code[table.directories] if len(table.directories) else np.zeros(0, np.int64)
+    codes = table.directories  # each replica's directory, as a code into table.dir_ids
+
+    def dirs_of(entries: np.ndarray) -> np.ndarray:
+        return of_code[codes[entries]] if len(entries) else np.zeros(0, np.int64)
+
     part_sizes = np.maximum(table.size, 0)
     replica_sizes = np.repeat(part_sizes, table.replica_count)
-    known = replica_dirs >= 0
     count = len(dir_ids)
-    # Sums stay far below 2**53, so float weights are exact.
-    used = np.rint(np.bincount(replica_dirs[known], weights=replica_sizes[known], minlength=count)).astype(np.int64)
-    replicas = np.bincount(replica_dirs[known], minlength=count).astype(np.int64)
+    # Sums stay far below 2**53, so float weights are exact. Summed per code of the table first,
+    # then per directory: no million-row gather of each replica's directory index.
+    per_code = np.bincount(codes, weights=replica_sizes, minlength=len(of_code))[: len(of_code)]
+    per_code_replicas = np.bincount(codes, minlength=len(of_code))[: len(of_code)]
+    mapped = of_code >= 0
+    used = np.rint(np.bincount(of_code[mapped], weights=per_code[mapped], minlength=count)).astype(np.int64)
+    replicas = np.bincount(of_code[mapped], weights=per_code_replicas[mapped], minlength=count).astype(np.int64)
+    all_known = not per_code_replicas[~mapped].any()
     # In-flight work completes: replicas being removed leave their directories.
     reassigning_rows = np.union1d(table.removing.stored_rows(table.partition_count), table.adding.stored_rows(table.partition_count))
     names, ids = table.topic_names, table.topic_ids
@@ -162,9 +170,10 @@ def scan_cluster(image: Image) -> ClusterFacts:
     ]
     _, remaining = table.remaining_replicas(reassigning_rows)
     leaving = np.setdiff1d(gather_index(table.replicas.start, reassigning_rows), remaining)
-    leaving = leaving[known[leaving]]
-    used -= np.rint(np.bincount(replica_dirs[leaving], weights=replica_sizes[leaving], minlength=count)).astype(np.int64)
-    replicas -= np.bincount(replica_dirs[leaving], minlength=count)
+    leaving_dirs = dirs_of(leaving)
+    leaving, leaving_dirs = leaving[leaving_dirs >= 0], leaving_dirs[leaving_dirs >= 0]
+    used -= np.rint(np.bincount(leaving_dirs, weights=replica_sizes[leaving], minlength=count)).astype(np.int64)
+    replicas -= np.bincount(leaving_dirs, minlength=count)
     copying = int(len(table.replicas.values) - len(table.isr.values))
     # Future replicas (KIP-113): their bytes move to the directory they are built in.
     futures: dict[tuple[str, int], dict[int, int]] = {}
@@ -184,17 +193,17 @@ def scan_cluster(image: Image) -> ClusterFacts:
         futures.setdefault((ids[t], pid), {})[broker] = target
         start, end = table.replicas.start[row], table.replicas.start[row + 1]
         listed = table.replicas.values[start:end].tolist()
-        source = int(replica_dirs[start + listed.index(broker)])  # the replica's directory now
+        source = int(of_code[codes[start + listed.index(broker)]])  # the replica's directory now
         size = int(part_sizes[row])
         for index, change in ((source, -1), (target, 1)):
             if index >= 0:
                 used[index] += change * size
                 replicas[index] += change
     unplaced: dict[int, int] = {}
-    if not known.all():
+    if not all_known:
         # Rare (replicas without a directory yet): counted per broker, unless being removed.
         _, remaining_all = table.remaining_replicas(np.arange(table.partition_count))
-        without = remaining_all[~known[remaining_all]]
+        without = remaining_all[dirs_of(remaining_all) < 0]
         unplaced = count_values(table.replicas.values[without])
     reassigning.sort(key=tp_key)
     return ClusterFacts(

@@ -78,3 +78,35 @@ def test_broker_index_by_table_is_by_binary_search(ids: list, asked: list) -> No
     assert index.tolist() == expected.tolist()
     assert registered.tolist() == [b in ids for b in asked]
     assert facts.WIDEST_SCAN >= 3
+
+
+def test_directory_usage_counts_replicas_without_a_directory_per_broker() -> None:
+    """Broker 1's directories are never assigned: its replicas (of t-0 and t-3) are in no known
+    directory, so they count per broker, and every directory holds what was placed in it."""
+    from dataclasses import replace
+
+    from kjbod.controller import Controller
+    from kjbod.controller.replication_control import CreateTopicRequest, HeartbeatRequest
+    from kjbod.image import replay_all
+    from kjbod.records import KjbodLogDir, KjbodPartitionSizeRecord
+    from kjbod.tools.plan_check.facts import scan_cluster
+    from tests.controller.support import apply, bootstrap, new_dir, registration
+
+    image = bootstrap()
+    for broker in (1, 2, 3, 4):
+        dirs = [new_dir(), new_dir()]
+        request = registration(broker, dirs, "r")
+        request = replace(request, log_dirs=tuple(KjbodLogDir(directory_id=d, path=f"/b{broker}/d{i}", capacity_bytes=100) for i, d in enumerate(dirs)))
+        image = apply(image, Controller(image).cluster.register_broker(request))
+        image = apply(image, Controller(image).replication.heartbeat(HeartbeatRequest(broker)))
+    image = apply(image, Controller(image).replication.create_topic(CreateTopicRequest("t", assignment=((1, 2), (2, 3), (3, 4), (4, 1)))))
+    for broker in (2, 3, 4):
+        image = apply(image, Controller(image).replication.auto_assign_dirs(broker))
+    topic_id = image.topics.by_name["t"].topic_id
+    image = replay_all(image, [KjbodPartitionSizeRecord(topic_id=topic_id, partition_id=p, size_bytes=10 * (p + 1)) for p in range(4)])
+    cluster = scan_cluster(image)
+    assert cluster.unplaced == {1: 2}
+    assert cluster.broker_replicas() == {1: 2, 2: 2, 3: 2, 4: 2}
+    per_broker = {b: int(cluster.used[cluster.dir_broker == b].sum()) for b in (1, 2, 3, 4)}
+    assert per_broker == {1: 0, 2: 10 + 20, 3: 20 + 30, 4: 30 + 40}
+    assert int(cluster.replicas.sum()) == 6
