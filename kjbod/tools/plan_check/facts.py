@@ -409,11 +409,14 @@ def _find_in_rows(rows: np.ndarray, values: np.ndarray, starts: np.ndarray, of: 
     if width > WIDEST_SCAN:
         return _find_by_sorting(rows, values, starts, of)
     first, count = starts[rows], counts[rows]
-    for k in range(width):
+    last = len(of) - 1
+    # From the last position to the first, so that the first occurrence is the one kept.
+    for k in reversed(range(width)):
         position = first + k
-        hit = (count > k) & (found < 0)
-        hit &= of[np.where(hit, position, 0)] == values
-        found[hit] = position[hit]
+        np.minimum(position, last, out=position)  # past a row's end: compared, then masked out
+        hit = of[position] == values
+        hit &= count > k
+        np.copyto(found, position, where=hit)
     return found >= 0, found
 
 
