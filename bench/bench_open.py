@@ -3,6 +3,7 @@ baseline checkout measured in the same run (issue 17).
 
     flock /work/notes/heavy.lock python bench/bench_open.py --baseline /tmp/kjbod-base
         [--partitions 1000000] [--runs 3] [--work /tmp/kjbod-bench-open] [--steps reads,writes,bound,check,replay,plan]
+        [--same-state]
 
 --baseline is a checkout of the code to compare with (e.g. `git worktree add /tmp/kjbod-base
 <commit>`): its commands run with that checkout first on PYTHONPATH, the rest with this one. Each
@@ -320,14 +321,16 @@ def replay(sides: list[Side], states: dict[str, Path], work: Path) -> None:
         row(label, results.get("before"), results["after"])
 
 
-def check(sides: list[Side], states: dict[str, Path], inputs: Path, work: Path, moves: int) -> None:
+def check(sides: list[Side], states: dict[str, Path], inputs: Path, work: Path, moves: int, runs: int = 1) -> None:
     plan = work / f"plan-{moves}.json"
-    in_child("write_plans", inputs, [(moves, 1, str(plan))])
+    if not plan.exists():
+        in_child("write_plans", inputs, [(moves, 1, str(plan))])
     header(f"reassign check of {moves:,} random moves (target: <= 3 s)")
-    results = {}
-    for side in sides:
-        results[side.name] = [kjbod(side, states[side.name], "reassign", "check", "--reassignment-json-file", str(plan),
-                                    "--throttle", "50000000", "--report", "json", "--report-file", str(work / f"check-{side.name}.json"), check=False)]
+    results: dict[str, list[Run]] = {side.name: [] for side in sides}
+    for _ in range(runs):  # the sides take turns, so that a change in the machine's load hits both
+        for side in sides:
+            results[side.name].append(kjbod(side, states[side.name], "reassign", "check", "--reassignment-json-file", str(plan), "--throttle",
+                                            "50000000", "--report", "json", "--report-file", str(work / f"check-{side.name}.json"), check=False))
     same = json.loads((work / "check-after.json").read_text()) == json.loads((work / "check-before.json").read_text()) if len(sides) > 1 else True
     row("reassign check" + ("" if same else " (REPORTS DIFFER)"), results.get("before"), results["after"], "<= 3 s")
 
@@ -375,6 +378,8 @@ def main() -> int:
     parser.add_argument("--planner-work", type=Path, default=Path("/tmp/kjbod-bench-planner"))
     parser.add_argument("--steps", default="reads,writes,bound,check,replay,plan")
     parser.add_argument("--reimport", action="store_true", help="import this side's state again (after a change of its layout)")
+    parser.add_argument("--same-state", action="store_true",
+                        help="both sides read this side's state (to compare code that reads the same layout; the baseline must read it)")
     args = parser.parse_args()
     steps = set(args.steps.split(","))
     sides = ([Side("before", args.baseline.resolve())] if args.baseline else []) + [Side("after", ROOT)]
@@ -393,7 +398,10 @@ def main() -> int:
     states = {
         side.name: imported_state(side, inputs, work / f"state-{'base' if side.name == 'before' else 'new'}", again=args.reimport and side.name == "after")
         for side in sides
+        if side.name == "after" or not args.same_state
     }
+    if args.same_state:
+        states["before"] = states["after"]
     choose_reads(inputs)
     if "reads" in steps:
         reads(sides, states, args.runs)
@@ -402,7 +410,7 @@ def main() -> int:
     if "bound" in steps:
         tail_at_the_bound(sides[-1], states["after"], inputs, work)
     if "check" in steps:
-        check(sides, states, inputs, work, args.moves)
+        check(sides, states, inputs, work, args.moves, args.runs)
     if "replay" in steps:
         replay(sides, states, work)
     if "plan" in steps:
