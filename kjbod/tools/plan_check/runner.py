@@ -104,7 +104,7 @@ def check_sequence(
     method = policy.estimate.method
     if method == "auto":
         # Simulating every wave costs about what simulating them all at once would: choose once.
-        events = sum(2 * len(plan.entries) for _, plan in parsed if not isinstance(plan, str)) + cluster.copying
+        events = sum(2 * plan.columns.count for _, plan in parsed if not isinstance(plan, str)) + cluster.copying
         topics = max(len(image.topics), 1)
         method = "simulation" if events * (topics + image.topics.partition_count // topics) <= SIMULATION_BUDGET else "bandwidth"
     completed: dict[TopicPartition, Completed] = {}
