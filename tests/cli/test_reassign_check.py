@@ -140,7 +140,7 @@ def test_a_good_plan_passes_with_the_default_policy_and_prints_every_check(clust
     assert result.stdout.splitlines() == [
         f"Checked {good}: 1 partition(s); 1 replica(s) to add, 1 to remove, 0 to move between directories; "
         "100.0 GiB to copy between brokers, 0 B between directories.",
-        "Plan check PASSED: 15 checks (findings: 0 error, 0 warning, 0 info; failing on error).",
+        "Plan check PASSED: 16 checks (findings: 0 error, 0 warning, 0 info; failing on error).",
         "",
         "PASS  plan.format [error]: 1 partition in Kafka's reassignment format",
         "PASS  topic.exists [error]: 1 partition of 1 topic found",
@@ -155,6 +155,7 @@ def test_a_good_plan_passes_with_the_default_policy_and_prints_every_check(clust
         "PASS  throttle.required [warning]: 100.0 GiB between brokers at --throttle 100.0 MiB/s; 0 B between directories unthrottled",
         "PASS  throttle.orphaned [error]: No throttle is left over",
         "PASS  reassign.in-progress [warning]: No reassignment is in progress",
+        "PASS  reassign.record-limit [warning]: 1 partition to change in one request (at most 10000)",
         # 100 GiB at 100 MiB/s: 1024 s.
         "PASS  duration.estimate [warning]: About 17m 4s under --throttle 100.0 MiB/s (simulated; limit 1d)",
         "SKIP  limits.moves-per-broker: the policy sets no limits.max_moves_per_broker",
@@ -167,11 +168,11 @@ def test_a_failing_plan_lists_the_worst_first_with_what_is_involved_and_exits_1(
     bad = plan(tmp_path, entry("orders", 0, [9, 3, 5]), entry("orders", 1, [3, 4]))
     result = cluster("reassign", "check", "--reassignment-json-file", bad)
     assert result.exit_code == 1
-    assert result.stderr == "3 out of 15 check(s) failed.\n"
+    assert result.stderr == "3 out of 16 check(s) failed.\n"
     assert result.stdout.splitlines() == [
         f"Checked {bad}: 2 partition(s); 2 replica(s) to add, 3 to remove, 0 to move between directories; "
         "200.0 GiB to copy between brokers, 0 B between directories.",
-        "Plan check FAILED: 3 of 15 checks failed (findings: 3 error, 1 warning, 1 info; failing on error).",
+        "Plan check FAILED: 3 of 16 checks failed (findings: 3 error, 1 warning, 1 info; failing on error).",
         "",
         "FAIL  broker.eligible [error]: 4 target brokers checked",
         "    error: Unknown broker id 9: no such broker is registered.",
@@ -204,6 +205,7 @@ def test_a_failing_plan_lists_the_worst_first_with_what_is_involved_and_exits_1(
         # Checks that could not run say why, last.
         "SKIP  limits.moves-per-broker: the policy sets no limits.max_moves_per_broker",
         "SKIP  limits.bytes: the policy sets neither limits.max_bytes nor limits.max_bytes_per_broker",
+        "SKIP  reassign.record-limit: execute would refuse the plan: Unknown broker id 9 (not registered, or fenced; see broker.eligible)",
         "SKIP  duration.estimate: execute would refuse the plan: Unknown broker id 9",
     ]
 
@@ -239,7 +241,7 @@ def test_plan_format_fails_on_json_kafka_cannot_read_and_nothing_else_runs(clust
     text = cluster("reassign", "check", "--reassignment-json-file", write(tmp_path, "empty.json", ""))
     assert text.stdout.splitlines()[:5] == [
         f"Checked {tmp_path / 'empty.json'}: it could not be read as a reassignment.",
-        "Plan check FAILED: 1 of 15 checks failed (findings: 1 error, 0 warning, 0 info; failing on error).",
+        "Plan check FAILED: 1 of 16 checks failed (findings: 1 error, 0 warning, 0 info; failing on error).",
         "",
         "FAIL  plan.format [error]: The file is not Kafka reassignment JSON",
         "    error: The input string shouldn't be empty",
@@ -674,6 +676,67 @@ def test_in_progress_passes(cluster: Cli, tmp_path: Path) -> None:
     assert_passes(cluster, plan(tmp_path, GOOD), "reassign.in-progress")
 
 
+# reassign.record-limit --------------------------------------------------------------------------
+
+
+def test_record_limit_warns_of_the_partitions_execute_would_fail_and_the_gate_still_passes(cli: Cli, state_dir: Path, tmp_path: Path) -> None:
+    # Two topics of 5001 partitions on brokers 1 and 2; the plan moves every partition's replica
+    # on 1 to 3 except a-0's: 10001 partitions change, one more than one request may write.
+    half = 5001
+    brokers = {"brokers": [{"id": b, "log_dirs": [{"path": f"/data/b{b}/d1"}]} for b in (1, 2, 3)]}
+    assignment = {"version": 1, "partitions": [entry(name, p, [1, 2]) for name in ("a", "b") for p in range(half)]}
+    imported = cli(
+        "import", "cluster", "--brokers", write(tmp_path, "brokers.json", brokers), "--assignment", write(tmp_path, "assignment.json", assignment)
+    )
+    assert imported.exit_code == 0, imported.stderr
+    huge = plan(tmp_path, *[entry(name, p, [1, 2] if (name, p) == ("a", 0) else [3, 2]) for name in ("a", "b") for p in range(half)])
+    result, document = check(cli, huge)
+    assert (result.exit_code, document["summary"]) == (
+        0,
+        "Plan check PASSED: 16 checks (findings: 0 error, 1 warning, 2 info; failing on error).",
+    )
+    assert outcome(document, "reassign.record-limit") == (
+        "passed",
+        [
+            (
+                "warning",
+                "1 partition of the 10001 the plan changes would fail with UNKNOWN_SERVER_ERROR, from b-5000 on: Kafka's controller "
+                "writes at most 10000 records (one per partition that changes) for one request (MAX_RECORDS_PER_USER_OP), so "
+                "execute starts the first 10000 and fails the rest. Split the plan into waves of at most 10000 partitions "
+                "(`reassign plan --wave-size N`, with --max-concurrent-moves-per-broker K to spread each broker's moves), check "
+                "them together and execute them one after another.",
+            )
+        ],
+    )
+    assert finding(document, "reassign.record-limit")["partitions"] == ["b-5000"]
+    # Execute fails exactly the partitions the check named.
+    executed = cli("reassign", "execute", "--reassignment-json-file", huge)
+    assert executed.exit_code == 1
+    assert executed.stderr.splitlines()[:2] == ["Error reassigning partition(s):", "b-5000: The server experienced an unexpected error when processing the request."]
+    # A policy may make it fail the gate; waves within the limit pass it.
+    strict = write(tmp_path, "policy.toml", '[severities]\n"reassign.record-limit" = "error"\n')
+    shutil.rmtree(state_dir)
+    assert cli(
+        "import", "cluster", "--brokers", str(tmp_path / "brokers.json"), "--assignment", str(tmp_path / "assignment.json")
+    ).exit_code == 0
+    result, document = check(cli, huge, policy=strict)
+    assert (result.exit_code, outcome(document, "reassign.record-limit")[0]) == (1, "failed")
+    waves = [plan(tmp_path, *[entry(name, p, [3, 2]) for p in range(half)], name=f"wave-{name}.json") for name in ("a", "b")]
+    result = cli("-o", "json", "reassign", "check", "--reassignment-json-file", waves[0], "--reassignment-json-file", waves[1], "--policy", strict)
+    assert result.exit_code == 0, result.stdout[-2000:]
+    for wave in json.loads(result.stdout)["waves"]:
+        assert outcome(wave, "reassign.record-limit") == ("passed", [])
+
+
+def test_record_limit_passes_and_counts_only_partitions_that_change(cluster: Cli, tmp_path: Path) -> None:
+    # orders-1 is listed as it is: it writes no record.
+    result, document = check(cluster, plan(tmp_path, GOOD, entry("orders", 1, [3, 5, 1])))
+    assert outcome(document, "reassign.record-limit") == ("passed", [])
+    assert next(c for c in document["checks"] if c["id"] == "reassign.record-limit")["summary"] == (
+        "1 partition to change in one request (at most 10000)"
+    )
+
+
 # duration.estimate ------------------------------------------------------------------------------
 
 
@@ -750,7 +813,7 @@ def test_junit_report_has_one_testcase_per_check(cluster: Cli, tmp_path: Path) -
     result = cluster("reassign", "check", "--reassignment-json-file", plan(tmp_path, entry("orders", 0, [1, 2, 5])), "--report", "junit")
     assert result.exit_code == 1
     root = ET.fromstring(result.stdout)
-    assert (root.tag, root.get("tests"), root.get("failures"), root.get("skipped")) == ("testsuites", "15", "1", "2")
+    assert (root.tag, root.get("tests"), root.get("failures"), root.get("skipped")) == ("testsuites", "16", "1", "2")
     cases = {case.get("name"): case for case in root.iter("testcase")}
     assert list(cases) == [
         "plan.format",
@@ -767,6 +830,7 @@ def test_junit_report_has_one_testcase_per_check(cluster: Cli, tmp_path: Path) -
         "throttle.required",
         "throttle.orphaned",
         "reassign.in-progress",
+        "reassign.record-limit",
         "duration.estimate",
     ]
     failure = cases["rack.rule"].find("failure")
@@ -784,7 +848,7 @@ def test_report_file_gets_the_report_and_stdout_one_line(cluster: Cli, tmp_path:
     good = plan(tmp_path, GOOD)
     result = cluster("reassign", "check", "--reassignment-json-file", good, "--throttle", THROTTLE, "--report", "junit", "--report-file", str(report))
     assert (result.exit_code, result.stderr) == (0, "")
-    assert result.stdout == f"Plan check PASSED: 15 checks (findings: 0 error, 0 warning, 0 info; failing on error). Report (junit): {report}\n"
+    assert result.stdout == f"Plan check PASSED: 16 checks (findings: 0 error, 0 warning, 0 info; failing on error). Report (junit): {report}\n"
     assert ET.parse(report).getroot().get("failures") == "0"
     # -o json still puts exactly one JSON document on stdout.
     result = cluster(
@@ -887,7 +951,7 @@ def test_the_ci_script_passes_good_plans_and_fails_the_build_on_a_violation(clus
     assert passed.returncode == 0, passed.stderr
     assert passed.stdout.splitlines() == [
         f"== {good}",
-        f"Plan check PASSED: 15 checks (findings: 0 error, 0 warning, 0 info; failing on error). Report (junit): {tmp_path / 'reports' / 'good.xml'}",
+        f"Plan check PASSED: 16 checks (findings: 0 error, 0 warning, 0 info; failing on error). Report (junit): {tmp_path / 'reports' / 'good.xml'}",
     ]
     bad = plan(tmp_path, entry("orders", 0, [1, 2, 5]), name="bad.json")
     failed = run_script(state_dir, tmp_path, good, bad, THROTTLE=THROTTLE)

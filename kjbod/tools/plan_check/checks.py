@@ -19,6 +19,7 @@ from kjbod.common.kafka_configs import (
     TOPIC_THROTTLES,
 )
 from kjbod.common.units import human_bytes, human_rate
+from kjbod.controller.result import MAX_RECORDS_PER_USER_OP
 from kjbod.errors import UserError
 from kjbod.image import Image
 from kjbod.image.configs import min_insync
@@ -843,6 +844,41 @@ def check_in_progress(ctx: Context) -> Outcome:
     )
 
 
+# reassign.record-limit ---------------------------------------------------------------------------
+
+
+def check_record_limit(ctx: Context) -> Outcome:
+    """What execute would start and fail, as reassignment_control.alter_partition_reassignments
+    counts it: one PartitionChangeRecord per partition whose replica lists change, in the plan's
+    order (its rows are), none for a partition already at its target."""
+    refusal = execute_refusal(ctx)
+    if refusal is not None:
+        return Outcome(skipped=f"execute would refuse the plan: {refusal}")
+    facts = ctx.facts
+    writes = ~facts.unchanged()
+    # A partition being reassigned now gets a record even for a target equal to where it ends.
+    ongoing = set(ctx.cluster.reassigning).difference(ctx.completed)
+    if ongoing:
+        writes |= np.fromiter((tp in ongoing for tp in facts.tps), bool, facts.count)
+    changing = np.flatnonzero(writes)
+    outcome = Outcome(summary=f"{_plural(len(changing), 'partition')} to change in one request (at most {MAX_RECORDS_PER_USER_OP})")
+    if len(changing) <= MAX_RECORDS_PER_USER_OP:
+        return outcome
+    failing = changing[MAX_RECORDS_PER_USER_OP:]
+    outcome.violations.append(
+        Issue(
+            f"{_plural(len(failing), 'partition')} of the {len(changing)} the plan changes would fail with UNKNOWN_SERVER_ERROR, "
+            f"from {tp_text(facts.tp(int(failing[0])))} on: Kafka's controller writes at most {MAX_RECORDS_PER_USER_OP} records "
+            f"(one per partition that changes) for one request (MAX_RECORDS_PER_USER_OP), so execute starts the first "
+            f"{MAX_RECORDS_PER_USER_OP} and fails the rest. Split the plan into waves of at most {MAX_RECORDS_PER_USER_OP} "
+            "partitions (`reassign plan --wave-size N`, with --max-concurrent-moves-per-broker K to spread each broker's moves), "
+            "check them together and execute them one after another.",
+            partitions=facts.names(failing),
+        )
+    )
+    return outcome
+
+
 CHECK_FUNCTIONS: dict[str, Callable[[Context], Outcome]] = {
     "plan.format": check_format,
     "topic.exists": check_topics,
@@ -858,6 +894,7 @@ CHECK_FUNCTIONS: dict[str, Callable[[Context], Outcome]] = {
     "throttle.required": check_throttle_required,
     "throttle.orphaned": check_orphaned_throttles,
     "reassign.in-progress": check_in_progress,
+    "reassign.record-limit": check_record_limit,
 }
 
 

@@ -164,6 +164,15 @@ CHECKS: tuple[CheckSpec, ...] = (
         "partition of the plan that is moving already gets a new target mid-flight.",
     ),
     CheckSpec(
+        "reassign.record-limit",
+        "Execute can start every partition of the plan in one request",
+        Severity.WARNING,
+        "Kafka's controller writes at most MAX_RECORDS_PER_USER_OP (10000) records for one request, one per partition "
+        "whose replicas change (a partition already at its target writes none). Past that, `reassign execute` starts "
+        "the partitions that fit, in the file's order, and fails the rest with UNKNOWN_SERVER_ERROR. Such a plan "
+        "belongs in waves of at most 10000 partitions (`reassign plan --wave-size N`), executed one after another.",
+    ),
+    CheckSpec(
         "duration.estimate",
         "The plan completes within the policy's time",
         Severity.WARNING,
