@@ -119,7 +119,7 @@ def plan(
     ] = None,
     wave_size: Annotated[
         Optional[int],
-        typer.Option("--wave-size", metavar="N", min=1, help="Also write the plan as ordered waves of at most N partitions each (see above)."),
+        typer.Option("--wave-size", metavar="N", min=1, help="Also write the plan as ordered waves of at most N partitions each (see above; at most 10000, what Kafka starts in one request)."),
     ] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace --output-file (and its waves) if it exists.")] = False,
 ) -> None:
@@ -134,6 +134,7 @@ def plan(
     Example: kjbod reassign plan --goal balance --output-file plan.json
     """
     from kjbod.common.units import parse_bytes
+    from kjbod.controller.result import MAX_RECORDS_PER_USER_OP
     from kjbod.errors import UserError
     from kjbod.planner import Goal, PlanRequest, RackMode, WaveLimits
     from kjbod.tools.reassign.plan import check_output_file, plan_reassignment, spark_before_loading
@@ -171,6 +172,11 @@ def plan(
         capacity_threshold=capacity_threshold,
         seed=seed,
     )
+    if wave_size is not None and wave_size > MAX_RECORDS_PER_USER_OP:
+        raise UserError(
+            f"--wave-size {wave_size} is more than Kafka's controller starts in one request ({MAX_RECORDS_PER_USER_OP} partitions, "
+            f"MAX_RECORDS_PER_USER_OP): give at most {MAX_RECORDS_PER_USER_OP}"
+        )
     waves = None
     if max_concurrent_moves_per_broker is not None or wave_size is not None:
         waves = WaveLimits(per_broker=max_concurrent_moves_per_broker, size=wave_size)

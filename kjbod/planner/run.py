@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kjbod.common.callbacks import Progress, ignore
+from kjbod.controller.result import MAX_RECORDS_PER_USER_OP
 from kjbod.image import Image
 from kjbod.planner.core import PlanRequest, plan
 from kjbod.planner.report import PlanReport, add_waves, report
@@ -31,7 +32,7 @@ STATE_BYTES_PER_REPLICA = 70
 @dataclass(frozen=True)
 class WaveLimits:
     """How to split a plan into waves: at most `per_broker` moves per broker and `size`
-    partitions per wave (None: no such limit)."""
+    partitions per wave (None: no such limit but Kafka's, MAX_RECORDS_PER_USER_OP partitions)."""
 
     per_broker: int | None = None
     size: int | None = None
@@ -106,5 +107,8 @@ def run_planner(
     plan_report = report(result, time.perf_counter() - started, label, choice.reason)
     if waves is not None:
         progress("Splitting the plan into waves")
-        add_waves(plan_report, result, per_broker=waves.per_broker, size=waves.size)
+        # A wave is one request to Kafka's controller, which starts at most MAX_RECORDS_PER_USER_OP
+        # partitions of it: no wave may be larger, whatever else limits it.
+        size = min(waves.size or MAX_RECORDS_PER_USER_OP, MAX_RECORDS_PER_USER_OP)
+        add_waves(plan_report, result, per_broker=waves.per_broker, size=size)
     return PlannerRun(plan_report, choice.engine, choice.reason)

@@ -205,6 +205,10 @@ def test_a_plan_runs_to_completion(cli: Cli, state: Path, tmp_path: Path) -> Non
         (["--goal", "balance", "--max-bytes", "lots"], "Invalid --max-bytes 'lots': give bytes, optionally with a unit (500GB, 1.5TiB)"),
         (["--goal", "balance", "--exclude-topics", "[a"], "Invalid --exclude-topics regular expression '[a': unterminated character set at position 0"),
         (["--goal", "add-brokers", "--brokers", "9"], "Broker 9 is not in the cluster state"),
+        (
+            ["--goal", "balance", "--wave-size", "10001"],
+            "--wave-size 10001 is more than Kafka's controller starts in one request (10000 partitions, MAX_RECORDS_PER_USER_OP): give at most 10000",
+        ),
         (["--goal", "balance", "--engine", "local", "--spark-master", "local[2]"], "--spark-master runs the Spark engine; drop it or use --engine spark"),
         (
             ["--goal", "balance", "--engine", "local", "--spark-conf", "spark.executor.memory=4g"],
@@ -362,6 +366,20 @@ def test_a_plan_in_waves_passes_reassign_check_wave_after_wave(cli: Cli, state: 
     checked = cli("reassign", "check", "--reassignment-json-file", str(tmp_path / "plan.wave-*.json"), state=state)
     assert checked.exit_code == 0, checked.stdout
     assert checked.stdout.splitlines()[0].startswith(f"Plan check PASSED: {waves['count']} waves, checked one after another")
+
+
+def test_no_wave_is_larger_than_kafka_starts_in_one_request(cli: Cli, state: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import kjbod.planner.run
+
+    monkeypatch.setattr(kjbod.planner.run, "MAX_RECORDS_PER_USER_OP", 2)  # Kafka's 10000, made small enough to reach
+    result = cli(
+        "-o", "json", "reassign", "plan", "--goal", "balance", "--max-concurrent-moves-per-broker", "100", "--output-file", str(tmp_path / "plan.json"),
+        state=state,
+    )
+    assert result.exit_code == 0, result.stderr
+    waves = json.loads(result.stdout)["waves"]
+    assert waves["waveSize"] == 2 and waves["count"] > 1
+    assert max(waves["partitions"]) == 2 and sum(waves["partitions"]) == len(json.loads((tmp_path / "plan.json").read_text())["partitions"])
 
 
 def test_waves_are_written_beside_the_plan_and_replaced_with_it(cli: Cli, state: Path, tmp_path: Path) -> None:
