@@ -78,6 +78,8 @@ class ClusterState:
             self.log = RecordLog(path)
             # The newest columnar snapshot's end offset (0: none), for automatic snapshots.
             self._snapshot_end = 0
+            # The snapshot the image was built from (known to load), kept when a new one is written.
+            self._good_snapshot: Path | None = None
             # The image lives as long as the command: keep the cyclic collector from rescanning
             # its objects while they are made and every time the operation allocates.
             with gc_paused(keep=True):
@@ -117,6 +119,7 @@ class ClusterState:
         image = loaded.image if loaded is not None else EMPTY_IMAGE
         if loaded is not None and loaded.columnar:
             self._snapshot_end = loaded.end_offset
+        self._good_snapshot = loaded.path if loaded is not None else None
         self._records_snapshot = loaded if loaded is not None and not loaded.columnar else None
         delta = Delta(image)
         replayed = False
@@ -212,9 +215,10 @@ class ClusterState:
         return Commit(first, last)
 
     def write_snapshot(self) -> Path:
-        """Write a (columnar) snapshot of the current image; older ones beyond the newest two go."""
+        """Write a (columnar) snapshot of the current image; of the older ones, the one the image
+        was loaded from stays (or, without one, the newest), and the rest go."""
         try:
-            path = snapshots.write_snapshot(self.path, self.image, self.log.end_position())
+            path = snapshots.write_snapshot(self.path, self.image, self.log.end_position(), keep=self._good_snapshot)
         except OSError as exc:
             name = snapshot_name(self.image.next_offset)
             reason, doing = exc.strerror or str(exc), f"writing the snapshot {name}"
@@ -229,6 +233,7 @@ class ClusterState:
                 doing=doing,
             ) from None
         self._snapshot_end = self.image.next_offset
+        self._good_snapshot = path
         return path
 
     @property

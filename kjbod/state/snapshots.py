@@ -30,7 +30,8 @@ from kjbod.records.codec import RecordDecodeError, entry_count
 # adds a few tenths of a second to a read command, and writing a snapshot about a second to the
 # write that takes it (bench/bench_open.py measures both).
 AUTO_SNAPSHOT_RECORDS = 5_000
-# Snapshots kept: the newest, and one before it in case the newest is found damaged.
+# Snapshots kept: the newest, and one before it in case the newest is found damaged (the one the
+# image was loaded from where there is one, so that a damaged snapshot does not outlive a good one).
 KEEP_SNAPSHOTS = 2
 
 Notify = Callable[[str], None]
@@ -102,9 +103,10 @@ def record_count(image: Image, table: PartitionTable) -> int:
     return rest + table.topic_count + table.partition_count + sizes + len(table.log_row)
 
 
-def write_snapshot(directory: Path, image: Image, log_position: tuple[int, int] | None) -> Path:
-    """Write a columnar snapshot of the image (which ends a commit), then drop all but the
-    newest KEEP_SNAPSHOTS snapshots."""
+def write_snapshot(directory: Path, image: Image, log_position: tuple[int, int] | None, *, keep: Path | None = None) -> Path:
+    """Write a columnar snapshot of the image (which ends a commit), then drop the older ones
+    but `keep` (a snapshot known to load: the one the image came from) or, without it, all but
+    the newest KEEP_SNAPSHOTS."""
     table = image.topics.table.by_topic_id()
     path = write_columnar_snapshot(
         directory,
@@ -116,8 +118,11 @@ def write_snapshot(directory: Path, image: Image, log_position: tuple[int, int] 
         timestamp_ms=time.time_ns() // 1_000_000,
         log_position=log_position,
     )
-    for _, older in list_snapshots(directory)[KEEP_SNAPSHOTS:]:
-        older.unlink(missing_ok=True)
+    older = [other for _, other in list_snapshots(directory) if other != path]
+    kept = {keep} if keep is not None and keep in older else set(older[: KEEP_SNAPSHOTS - 1])
+    for other in older:
+        if other not in kept:
+            other.unlink(missing_ok=True)
     return path
 
 

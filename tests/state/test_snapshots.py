@@ -223,6 +223,24 @@ def test_writes_take_snapshots_past_the_bound_and_keep_the_newest_two(tmp_path: 
     assert report.records_since_snapshot < 3
 
 
+def test_a_new_snapshot_keeps_the_one_the_state_loaded_from_not_a_damaged_newer_one(tmp_path: Path) -> None:
+    commits, _ = cluster_records()
+    create(tmp_path, commits)
+    with ClusterState.open(tmp_path, write=True) as state:
+        good = state.write_snapshot()
+        state.commit([KjbodClockRecord(time_ms=5)])
+        damaged = state.write_snapshot()
+    damaged.write_bytes(damaged.read_bytes()[:-7])  # cut short: it no longer loads
+    with ClusterState.open(tmp_path, write=True, notify=lambda _: None) as state:
+        state.commit([KjbodClockRecord(time_ms=6)])
+        new = state.write_snapshot()
+        assert [p for _, p in list_snapshots(tmp_path)] == [new, good]  # the damaged one goes, the good one stays
+        state.commit([KjbodClockRecord(time_ms=7)])
+        newer = state.write_snapshot()
+    assert [p for _, p in list_snapshots(tmp_path)] == [newer, new]  # then the newest two, as always
+    assert read_image(tmp_path).time_ms == 7 and verify_state(tmp_path).problems == []
+
+
 def test_a_snapshot_that_cannot_be_written_leaves_the_write_standing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     commits, _ = cluster_records()
     create(tmp_path, commits)
