@@ -212,8 +212,8 @@ def _setup(t: ClusterTables, request: PlanRequest) -> _Setup:
         movable = ~rep_excluded
     # A partition with an offline replica is left alone unless the goal makes one of its
     # replicas leave (then its offline ones leave their broker too: _phase_brokers).
-    with_offline = np.bincount(t.rep_part[offline], minlength=len(t.part_id)) > 0
-    has_forced = np.bincount(t.rep_part[forced], minlength=len(t.part_id)) > 0
+    with_offline = t.partitions_with(offline)
+    has_forced = t.partitions_with(forced)
     movable &= ~with_offline[t.rep_part]
     left_alone = int(np.count_nonzero(with_offline & ~has_forced))
     tiebreak = np.random.default_rng(request.seed).permutation(t.replica_count)
@@ -412,8 +412,7 @@ def plan(t: ClusterTables, request: PlanRequest, engine: Engine, progress: Calla
         leader_notes, touched = _balance_leaders(t, result, setup)
     finish_directories()
     if touched is not None:
-        changed = np.zeros(len(t.part_id), dtype=bool)
-        changed[t.rep_part[result.inter_moved | result.intra_moved]] = True
+        changed = t.partitions_with(result.inter_moved | result.intra_moved)
         result.leaders_reordered_only = int(np.count_nonzero(touched & ~changed))
     result.notes.extend(leader_notes)
     if setup.left_alone and goal is not Goal.FIX_OFFLINE:
@@ -431,10 +430,8 @@ def _explain_rack_violations(t: ClusterTables, request: PlanRequest, setup: _Set
         return
     violating, _ = rack_violations(t, result.new_broker, request.rack_mode)
     violated_before, _ = rack_violations(t, t.rep_broker, request.rack_mode)
-    moved = np.zeros(len(t.part_id), dtype=bool)
-    moved[t.rep_part[result.new_broker != t.rep_broker]] = True
-    before = np.zeros(len(t.part_id), dtype=bool)
-    before[t.rep_part[violated_before]] = True
+    moved = t.partitions_with(result.new_broker != t.rep_broker)
+    before = t.partitions_with(violated_before)
     partitions = np.unique(t.rep_part[violating])
     partitions = partitions[moved[partitions]]
     racks_short = setup.racks_available < len(t.racks)
@@ -576,7 +573,7 @@ def _phase_brokers(
         stay = _fits_on_own_broker(t, setup, placement, request)
         forced &= ~stay
     # A partition that loses a replica to another broker loses its offline replicas too.
-    leaving = np.bincount(t.rep_part[forced], minlength=len(t.part_id)) > 0
+    leaving = t.partitions_with(forced)
     companions = setup.offline & leaving[t.rep_part] & ~setup.excluded
     forced |= companions
     assert result.forced is not None
@@ -690,8 +687,8 @@ def _keep_partitions_holding_offline_replicas(t: ClusterTables, setup: _Setup, p
     kept_offline = setup.offline & ~moved
     if not kept_offline.any():
         return
-    changed = np.bincount(t.rep_part[moved], minlength=len(t.part_id)) > 0
-    holding = np.bincount(t.rep_part[kept_offline], minlength=len(t.part_id)) > 0
+    changed = t.partitions_with(moved)
+    holding = t.partitions_with(kept_offline)
     undo = (changed & holding)[t.rep_part] & moved
     placement.broker[undo] = t.rep_broker[undo]
 
@@ -1030,11 +1027,9 @@ def _balance_leaders(t: ClusterTables, result: Plan, setup: _Setup) -> tuple[lis
     """Even out preferred leaders over the brokers that hold load by reordering replica lists
     (no data moves), partitions that move between brokers anyway first (see leaders.py).
     Returns the notes and the partitions reordered."""
-    moving = np.zeros(len(t.part_id), dtype=bool)
-    moving[t.rep_part[result.inter_moved]] = True
-    fixed = np.zeros(len(t.part_id), dtype=bool)
-    fixed[t.rep_part[setup.excluded]] = True
-    fixed[t.rep_part[setup.offline & ~result.inter_moved]] = True  # left alone (see _Setup.offline)
+    moving = t.partitions_with(result.inter_moved)
+    # Left alone: excluded, and partitions keeping an offline replica (see _Setup.offline).
+    fixed = t.partitions_with(setup.excluded | (setup.offline & ~result.inter_moved))
     eligible = result.holders & t.broker_active
     balance = balance_leaders(t.part_offsets, result.new_broker, result.new_pos, eligible, fixed, moving, setup.tiebreak)
     result.leader_holders = balance.eligible

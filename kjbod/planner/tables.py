@@ -83,6 +83,12 @@ class ClusterTables:
     def broker_dirs(self, broker: int) -> np.ndarray:
         return np.flatnonzero(self.dir_broker == broker)
 
+    def partitions_with(self, replicas: np.ndarray) -> np.ndarray:
+        """Per partition: whether any of its replicas is among `replicas` (a mask over replicas)."""
+        found = np.zeros(len(self.part_id), dtype=bool)
+        found[self.rep_part[replicas]] = True
+        return found
+
 
 def build_tables(image: Image) -> ClusterTables:
     """The planner's tables, read from the image's columns (kjbod/image/columns.py): no object
