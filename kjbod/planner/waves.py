@@ -16,12 +16,17 @@ exceeds a limit gets a wave of its own, and the plan says so.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from kjbod.planner.core import Plan
 from kjbod.planner.tables import UNPLACED
+
+
+# (directory, bytes) a partition's moves add to or free from directories.
+Moves = Sequence[tuple[int, float]]
 
 
 @dataclass
@@ -116,8 +121,8 @@ def split_into_waves(plan: Plan, *, per_broker: int | None, size: int | None, th
                     if rank_of[blocker] > rank_of[b] or blocker == b:
                         kept.append(p)  # this broker is the busier one: it keeps the partition
                     continue
-                if _fits(p, involved, adds.get(p, ()), frees.get(p, ()), load, per_broker, net, usage, limit):
-                    _take(p, involved, adds.get(p, ()), frees.get(p, ()), load, net)
+                if _fits(involved, adds.get(p, ()), frees.get(p, ()), load, per_broker, net, usage, limit):
+                    _take(involved, adds.get(p, ()), frees.get(p, ()), load, net)
                     done.add(p)
                     wave.append(p)
                     if size is not None and len(wave) >= size:
@@ -131,15 +136,15 @@ def split_into_waves(plan: Plan, *, per_broker: int | None, size: int | None, th
             # fits on its own, the first one goes alone (it breaks a limit, and the plan says so).
             left_over = [p for p in sorted(brokers_of) if p not in done]
             for p in left_over:
-                if _fits(p, brokers_of[p], adds.get(p, ()), frees.get(p, ()), load, per_broker, net, usage, limit):
-                    _take(p, brokers_of[p], adds.get(p, ()), frees.get(p, ()), load, net)
+                if _fits(brokers_of[p], adds.get(p, ()), frees.get(p, ()), load, per_broker, net, usage, limit):
+                    _take(brokers_of[p], adds.get(p, ()), frees.get(p, ()), load, net)
                     done.add(p)
                     wave.append(p)
                     if size is not None and len(wave) >= size:
                         break
             if not wave:
                 p = left_over[0]
-                _take(p, brokers_of[p], adds.get(p, ()), frees.get(p, ()), load, net)
+                _take(brokers_of[p], adds.get(p, ()), frees.get(p, ()), load, net)
                 done.add(p)
                 wave.append(p)
                 forced_waves += 1
@@ -181,27 +186,28 @@ def _full_broker(brokers: list[int], load: list[int], per_broker: int) -> int:
 
 
 def _fits(
-    p: int, brokers: list[int], adds: object, frees: object, load: list[int], per_broker: int, net: dict[int, float],
+    brokers: list[int], adds: Moves, frees: Moves, load: list[int], per_broker: int, net: dict[int, float],
     usage: list[float], limit: list[float],
 ) -> bool:
-    for b in brokers:
-        if load[b] + brokers.count(b) > per_broker:
-            return False
+    """The partition's moves fit in the wave: its brokers have room, and no directory it adds
+    to ends past its threshold."""
+    if _full_broker(brokers, load, per_broker) >= 0:
+        return False
     change: dict[int, float] = {}
-    for d, size in adds:  # type: ignore[attr-defined]
+    for d, size in adds:
         change[d] = change.get(d, 0.0) + size
-    for d, size in frees:  # type: ignore[attr-defined]
+    for d, size in frees:
         change[d] = change.get(d, 0.0) - size
-    for d, _size in adds:  # type: ignore[attr-defined]
+    for d, _size in adds:
         if usage[d] + net.get(d, 0.0) + change[d] > limit[d]:
             return False
     return True
 
 
-def _take(p: int, brokers: list[int], adds: object, frees: object, load: list[int], net: dict[int, float]) -> None:
+def _take(brokers: list[int], adds: Moves, frees: Moves, load: list[int], net: dict[int, float]) -> None:
     for b in brokers:
         load[b] += 1
-    for d, size in adds:  # type: ignore[attr-defined]
+    for d, size in adds:
         net[d] = net.get(d, 0.0) + size
-    for d, size in frees:  # type: ignore[attr-defined]
+    for d, size in frees:
         net[d] = net.get(d, 0.0) - size
