@@ -139,11 +139,7 @@ def spark_session(master: str = "local[*]", *, app_name: str = "kjbod-planner", 
                 f"The Spark master {master} did not answer (Spark gave up after its retries); its log is {spark_log_path()}. "
                 "Check the URL and that a Spark master of the same version runs there, or use --engine local"
             ) from None
-        cause = _cause_in_log(log) or spark_error_summary(exc)
-        raise UserError(
-            f"Spark did not start on {master} ({cause}); its log is {spark_log_path()}. "
-            "Check the master URL, the --spark-conf settings and Java, or use --engine local"
-        ) from None
+        raise did_not_start(master, _cause_in_log(log) or spark_error_summary(exc)) from None
     finally:
         if saved is None:
             os.environ.pop("PYSPARK_PYTHON", None)
@@ -155,6 +151,14 @@ def spark_session(master: str = "local[*]", *, app_name: str = "kjbod-planner", 
         # spark.pyspark.python) may lack kjbod: they get its code with the job.
         context.addPyFile(str(code_archive()))
     return SparkSession(context)
+
+
+def did_not_start(master: str, cause: str) -> UserError:
+    """The one line for a session that did not start, whichever thread saw it fail."""
+    return UserError(
+        f"Spark did not start on {master} ({cause}); its log is {spark_log_path()}. "
+        "Check the master URL, the --spark-conf settings and Java, or use --engine local"
+    )
 
 
 def spark_error_summary(exc: BaseException) -> str:
@@ -265,10 +269,7 @@ class SparkStarter:
         if self._error is not None:
             if isinstance(self._error, UserError):
                 raise self._error
-            raise UserError(
-                f"Spark did not start on {self.master} ({spark_error_summary(self._error)}); its log is {spark_log_path()}. "
-                "Check the master URL, the --spark-conf settings and Java, or use --engine local"
-            ) from None
+            raise did_not_start(self.master, spark_error_summary(self._error)) from None
         assert self._session is not None
         return self._session
 
