@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -48,3 +48,31 @@ def atomic_write(path: Path, data: bytes, *, temp_suffix: str = ".tmp") -> None:
     """Write `data` to `path` durably, whole or not at all (see atomic_file)."""
     with atomic_file(path, temp_suffix=temp_suffix) as fd:
         write_all(fd, data)
+
+
+def atomic_write_all(files: Mapping[Path, bytes], *, temp_suffix: str = ".tmp", remove: Iterable[Path] = ()) -> None:
+    """Write several files durably, all of them or none: each goes to a temporary file beside it
+    first (fsynced); only then are they all renamed into place, the `remove` files deleted and
+    each directory fsynced once. An error while writing removes the temporary files and leaves
+    every file as it was."""
+    temps: list[Path] = []
+    try:
+        for path, data in files.items():
+            temp = path.with_name(path.name + temp_suffix)
+            temps.append(temp)
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                write_all(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    except BaseException:
+        for temp in temps:
+            temp.unlink(missing_ok=True)
+        raise
+    for temp, path in zip(temps, files):
+        os.replace(temp, path)
+    for path in remove:
+        path.unlink(missing_ok=True)
+    for directory in dict.fromkeys(path.parent for path in files):
+        fsync_directory(directory)

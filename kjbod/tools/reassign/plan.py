@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from kjbod.common.callbacks import Progress, ignore
-from kjbod.common.durable import fsync_directory, write_all
+from kjbod.common.durable import atomic_write_all
 from kjbod.errors import UserError
 from kjbod.image import Image
 from kjbod.planner import PlannerRun, PlanRequest, WaveLimits, early_engine, run_planner, start_spark
@@ -104,33 +104,10 @@ def plan_reassignment(
         paths = [wave_path(output_file, number, count) for number in range(1, count + 1)]
         files.update({path: orjson.dumps(wave) + b"\n" for path, wave in zip(paths, run.report.waves)})
         run.report.data["waves"]["files"] = [str(path) for path in paths]
-    _write_all(files, stale=[p for p in existing_waves(output_file) if p not in files] if waves is not None else [])
+    stale = [p for p in existing_waves(output_file) if p not in files] if waves is not None else []  # earlier waves beyond the new ones
+    try:
+        atomic_write_all(files, temp_suffix=".kjbod-tmp", remove=stale)
+    except OSError as exc:
+        raise UserError(f"Cannot write --output-file {output_file}{' and its waves' if len(files) > 1 else ''}: {exc.strerror or exc}") from None
     run.output_file = output_file
     return run
-
-
-def _write_all(files: dict[Path, bytes], stale: list[Path]) -> None:
-    """Every file written, or none: each goes to a temporary file first (fsynced), then all are
-    renamed into place and the directory fsynced once; `stale` files (earlier waves beyond the
-    new ones) are removed after that."""
-    temps: list[Path] = []
-    first = next(iter(files))
-    try:
-        for path, data in files.items():
-            temp = path.with_name(path.name + ".kjbod-tmp")
-            temps.append(temp)
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            try:
-                write_all(fd, data)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-    except OSError as exc:
-        for temp in temps:
-            temp.unlink(missing_ok=True)
-        raise UserError(f"Cannot write --output-file {first}{' and its waves' if len(files) > 1 else ''}: {exc.strerror or exc}") from None
-    for temp, path in zip(temps, files):
-        os.replace(temp, path)
-    for path in stale:
-        path.unlink(missing_ok=True)
-    fsync_directory(first.parent if str(first.parent) else Path("."))
