@@ -78,14 +78,18 @@ class Estimate:
     other_copies: int = 0
 
 
-def simulation_work(image: Image, facts: PlanFacts, cluster: ClusterFacts) -> int:
-    """About how much copying of image maps a simulation of this plan costs: every completion
-    (and every broker assigning directories when execute starts) replays the image, which
-    copies the map of topics and the partitions of the topic it touches."""
+def replay_work(image: Image) -> int:
+    """About how much copying of image maps one replay during a simulation costs: the map of
+    topics and the partitions of the topic it touches."""
     topics = max(len(image.topics), 1)
-    per_replay = topics + image.topics.partition_count // topics
+    return topics + image.topics.partition_count // topics
+
+
+def simulation_work(image: Image, facts: PlanFacts, cluster: ClusterFacts) -> int:
+    """About how much a simulation of this plan costs: every completion (and every broker
+    assigning directories when execute starts) replays the image."""
     events = facts.count + cluster.copying + len(small_unique(facts.t_broker)[0])
-    return events * per_replay
+    return events * replay_work(image)
 
 
 def simulate_plan(image: Image, plan: ReassignmentPlan, throttle: int, log_dir_throttle: int) -> Estimate | str:

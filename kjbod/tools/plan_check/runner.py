@@ -12,7 +12,7 @@ from kjbod.errors import UserError
 from kjbod.image import Image
 from kjbod.tools.plan_check.checks import CHECK_FUNCTIONS, Context, check_duration, move_counts
 from kjbod.common.java import TopicPartition
-from kjbod.tools.plan_check.duration import SIMULATION_BUDGET, Estimate
+from kjbod.tools.plan_check.duration import SIMULATION_BUDGET, Estimate, replay_work
 from kjbod.tools.plan_check.facts import Completed, after_plan, scan_cluster, scan_plan
 from kjbod.tools.plan_check.model import CHECKS, CheckReport, CheckResult, CheckSpec, Finding, Issue, Outcome, SequenceReport, Severity
 from kjbod.tools.plan_check.policy import Policy
@@ -105,8 +105,7 @@ def check_sequence(
     if method == "auto":
         # Simulating every wave costs about what simulating them all at once would: choose once.
         events = sum(2 * plan.columns.count for _, plan in parsed if not isinstance(plan, str)) + cluster.copying
-        topics = max(len(image.topics), 1)
-        method = "simulation" if events * (topics + image.topics.partition_count // topics) <= SIMULATION_BUDGET else "bandwidth"
+        method = "simulation" if events * replay_work(image) <= SIMULATION_BUDGET else "bandwidth"
     completed: dict[TopicPartition, Completed] = {}
     reports: list[CheckReport] = []
     for plan_file, plan in parsed:
