@@ -39,9 +39,8 @@ import numpy as np
 import orjson
 
 from kjbod.common.durable import atomic_file, write_all
-from kjbod.errors import CorruptStateError
 from kjbod.log.framing import ATTR_CONTROL, HEADER_SIZE, ScanStop, encode_batch, encode_batch_header, read_batch
-from kjbod.log.snapshot import snapshot_name
+from kjbod.log.snapshot import damaged_snapshot, snapshot_name
 from kjbod.records import Record
 from kjbod.records.codec import RecordDecodeError, RecordRun, decode_entries, encode_entries, entry_count
 
@@ -113,10 +112,6 @@ def _write(fd: int, data: bytes, position: int) -> int:
     return position + len(data)
 
 
-def _damaged(path: Path, reason: str) -> CorruptStateError:
-    return CorruptStateError(f"snapshot {path.name} is damaged: {reason}")
-
-
 def _release(mapped: mmap.mmap, start: int, length: int) -> None:
     """Drop a checked batch's whole pages from this process: checking the checksums reads every
     page of the file, but a command should hold only the pages it reads. The mapping is of a file
@@ -137,39 +132,39 @@ def read_columnar_snapshot(path: Path, end_offset: int) -> ColumnarSnapshot:
     """The snapshot, every checksum and the framing verified; the arrays map the file."""
     with path.open("rb") as handle:
         if os.fstat(handle.fileno()).st_size == 0:
-            raise _damaged(path, "the file is empty")
+            raise damaged_snapshot(path, "the file is empty")
         mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     view = memoryview(mapped)
     batches = []
     position = 0
-    while position < len(view):
+    while position < len(view):  # each batch's pages are dropped once checked (_release)
         found = read_batch(view, position, copy=False)
         if isinstance(found, ScanStop):
-            raise _damaged(path, f"{found.reason} at byte {found.position}")
+            raise damaged_snapshot(path, f"{found.reason} at byte {found.position}")
         batches.append(found)
         position += found.size
         _release(mapped, found.position, found.size)
     if len(batches) < 3 or not batches[0].is_control or not batches[-1].is_control or batches[1].is_control:
-        raise _damaged(path, "its header, records or footer are missing")
+        raise damaged_snapshot(path, "its header, records or footer are missing")
     try:
         header = orjson.loads(bytes(batches[0].payload))
         footer = orjson.loads(bytes(batches[-1].payload))
     except orjson.JSONDecodeError as exc:
-        raise _damaged(path, f"unreadable header or footer ({exc})") from None
+        raise damaged_snapshot(path, f"unreadable header or footer ({exc})") from None
     if header.get("endOffset") != end_offset:
-        raise _damaged(path, f"its header says end offset {header.get('endOffset')}, its name {end_offset}")
+        raise damaged_snapshot(path, f"its header says end offset {header.get('endOffset')}, its name {end_offset}")
     if header.get("layoutVersion") != LAYOUT_VERSION:
-        raise _damaged(path, f"its layout version {header.get('layoutVersion')} is not one this kjbod reads ({LAYOUT_VERSION})")
+        raise damaged_snapshot(path, f"its layout version {header.get('layoutVersion')} is not one this kjbod reads ({LAYOUT_VERSION})")
     try:
         entries = decode_entries(bytes(batches[1].payload))
     except RecordDecodeError as exc:
-        raise _damaged(path, f"batch at byte {batches[1].position}: {exc}") from None
+        raise damaged_snapshot(path, f"batch at byte {batches[1].position}: {exc}") from None
     if sum(entry_count(entry) for entry in entries) != batches[1].record_count:
-        raise _damaged(path, f"batch at byte {batches[1].position} holds a different number of records than it says")
+        raise damaged_snapshot(path, f"batch at byte {batches[1].position} holds a different number of records than it says")
     columns = footer.get("columns")
     strings = footer.get("strings")
     if not isinstance(columns, list) or not isinstance(strings, dict) or len(columns) != len(batches) - 3:
-        raise _damaged(path, "its footer does not describe its columns")
+        raise damaged_snapshot(path, "its footer does not describe its columns")
     arrays: dict[str, np.ndarray] = {}
     for column, batch in zip(columns, batches[2:-1]):
         try:
@@ -180,7 +175,7 @@ def read_columnar_snapshot(path: Path, end_offset: int) -> ColumnarSnapshot:
                 raise ValueError("it does not fill its batch")
             arrays[str(column["name"])] = np.frombuffer(view, dtype=dtype, count=length, offset=offset)
         except (KeyError, TypeError, ValueError) as exc:
-            raise _damaged(path, f"column {column.get('name') if isinstance(column, dict) else column!r} at byte {batch.position}: {exc}") from None
+            raise damaged_snapshot(path, f"column {column.get('name') if isinstance(column, dict) else column!r} at byte {batch.position}: {exc}") from None
     log_position = header.get("logPosition")
     return ColumnarSnapshot(
         path=path,

@@ -59,7 +59,7 @@ def write_snapshot(
     return path
 
 
-def _damaged(path: Path, reason: str) -> CorruptStateError:
+def damaged_snapshot(path: Path, reason: str) -> CorruptStateError:
     return CorruptStateError(f"snapshot {path.name} is damaged: {reason}")
 
 
@@ -69,21 +69,21 @@ def read_header(path: Path) -> dict:
     with path.open("rb") as handle:
         head = handle.read(64 * 1024)
     if not head:
-        raise _damaged(path, "the file is empty")
+        raise damaged_snapshot(path, "the file is empty")
     found = read_batch(head, 0)
     if isinstance(found, ScanStop):
         if found.torn and len(head) == 64 * 1024:  # a header larger than what was read
             found = read_batch(path.read_bytes(), 0)
         if isinstance(found, ScanStop):
-            raise _damaged(path, f"{found.reason} at byte {found.position}")
+            raise damaged_snapshot(path, f"{found.reason} at byte {found.position}")
     if not found.is_control:
-        raise _damaged(path, "its header or footer is missing")
+        raise damaged_snapshot(path, "its header or footer is missing")
     try:
         header = json.loads(found.payload)
     except ValueError as exc:
-        raise _damaged(path, f"unreadable header or footer ({exc})") from None
+        raise damaged_snapshot(path, f"unreadable header or footer ({exc})") from None
     if not isinstance(header, dict):
-        raise _damaged(path, "unreadable header or footer (not an object)")
+        raise damaged_snapshot(path, "unreadable header or footer (not an object)")
     return header
 
 
@@ -93,7 +93,7 @@ def _batches(path: Path, buf: bytes | mmap.mmap) -> list[Batch]:
     while position < len(buf):
         found = read_batch(buf, position)
         if isinstance(found, ScanStop):
-            raise _damaged(path, f"{found.reason} at byte {found.position}")
+            raise damaged_snapshot(path, f"{found.reason} at byte {found.position}")
         batches.append(found)
         position += found.size
     return batches
@@ -104,35 +104,35 @@ def read_snapshot(path: Path, end_offset: int) -> Iterator[list[Record | RecordR
     footer, counts) is verified before the first batch is returned."""
     with path.open("rb") as handle:
         if os.fstat(handle.fileno()).st_size == 0:
-            raise _damaged(path, "the file is empty")
+            raise damaged_snapshot(path, "the file is empty")
         buf = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     try:
         batches = _batches(path, buf)
     finally:
         buf.close()
     if len(batches) < 2 or not batches[0].is_control or not batches[-1].is_control:
-        raise _damaged(path, "its header or footer is missing")
+        raise damaged_snapshot(path, "its header or footer is missing")
     try:
         header = json.loads(batches[0].payload)
         footer = json.loads(batches[-1].payload)
     except ValueError as exc:
-        raise _damaged(path, f"unreadable header or footer ({exc})") from None
+        raise damaged_snapshot(path, f"unreadable header or footer ({exc})") from None
     if header.get("endOffset") != end_offset:
-        raise _damaged(path, f"its header says end offset {header.get('endOffset')}, its name {end_offset}")
+        raise damaged_snapshot(path, f"its header says end offset {header.get('endOffset')}, its name {end_offset}")
     data = batches[1:-1]
     expected = 0
     for batch in data:
         if batch.is_control or batch.base_offset != expected:
-            raise _damaged(path, f"unexpected batch at byte {batch.position}")
+            raise damaged_snapshot(path, f"unexpected batch at byte {batch.position}")
         expected = batch.next_offset
     if footer.get("recordCount") != expected:
-        raise _damaged(path, f"its footer counts {footer.get('recordCount')} records, the file holds {expected}")
+        raise damaged_snapshot(path, f"its footer counts {footer.get('recordCount')} records, the file holds {expected}")
     for batch in data:
         try:
             entries = decode_entries(batch.payload)
         except RecordDecodeError as exc:
-            raise _damaged(path, f"batch at byte {batch.position}: {exc}") from None
+            raise damaged_snapshot(path, f"batch at byte {batch.position}: {exc}") from None
         held = sum(entry_count(entry) for entry in entries)
         if held != batch.record_count:
-            raise _damaged(path, f"batch at byte {batch.position} holds {held} records, not {batch.record_count}")
+            raise damaged_snapshot(path, f"batch at byte {batch.position} holds {held} records, not {batch.record_count}")
         yield entries
