@@ -300,12 +300,6 @@ class PlanFacts:
         return [tuple(brokers[offsets[r] : offsets[r + 1]]) for r in range(self.count)]
 
     @cached_property
-    def t_paths(self) -> list[str]:
-        """The log_dirs entry of each target replica ("any" included)."""
-        names = self.path_names
-        return [names[code] for code in self.t_path.tolist()]
-
-    @cached_property
     def current(self) -> list[tuple[int, ...]]:
         """The current replicas of each row (those a running reassignment removes are gone)."""
         brokers, offsets = self.c_broker.tolist(), self.c_starts.tolist()
