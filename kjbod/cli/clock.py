@@ -30,19 +30,8 @@ def _copy_text(image, c) -> str:
 
 
 def _copy_json(image, c, done_in_ms=None) -> dict:
-    return {
-        "topic": c.topic,
-        "partition": c.partition,
-        "broker": c.broker,
-        "kind": "future" if c.future else "follower",
-        "source": c.source,
-        "directory": image.cluster.path_of(c.broker, c.directory) or c.directory,
-        "copiedBytes": c.copied,
-        "totalBytes": c.total,
-        "bytesPerSecond": float(c.rate),
-        "blocked": c.blocked,
-        "completesInMs": done_in_ms,
-    }
+    """A copy as the clock shows it: its directory's path, else its id (reserved ones too)."""
+    return {**c.to_json(image.cluster.path_of(c.broker, c.directory) or c.directory), "completesInMs": done_in_ms}
 
 
 def _copy_line(image, c, done_in_ms) -> str:

@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 from kjbod.common.kafka_configs import (
     FOLLOWER_THROTTLED_RATE,
@@ -99,6 +100,22 @@ class Copy:
             return 0
         return math.ceil(Fraction(self.remaining * 1000) / self.rate)
 
+    def to_json(self, directory: str) -> dict[str, Any]:
+        """The copy in `clock show|advance` and `reassign verify` JSON; `directory` is the
+        copy's directory as the command names it."""
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "broker": self.broker,
+            "kind": "future" if self.future else "follower",
+            "source": self.source,
+            "directory": directory,
+            "copiedBytes": self.copied,
+            "totalBytes": self.total,
+            "bytesPerSecond": float(self.rate),
+            "blocked": self.blocked,
+        }
+
 
 @dataclass(frozen=True)
 class CopyCompletion:
@@ -145,6 +162,17 @@ class Simulation:
     @property
     def reassignments_completed(self) -> tuple[PartitionKey, ...]:
         return tuple((c.topic_id, c.partition) for c in self.completions if c.reassignment_completed)
+
+    def finish_times(self) -> dict[tuple[str, int] | tuple[str, int, int], int]:
+        """When the run completed each reassignment, (topic name, partition) -> time, and each
+        move between directories, (topic name, partition, broker) -> time."""
+        done: dict[tuple[str, int] | tuple[str, int, int], int] = {}
+        for event in self.completions:
+            if event.reassignment_completed:
+                done[(event.topic, event.partition)] = event.time_ms
+            if event.future:
+                done[(event.topic, event.partition, event.broker)] = event.time_ms
+        return done
 
 
 # Configs ---------------------------------------------------------------------------------------

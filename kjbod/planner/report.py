@@ -10,7 +10,7 @@ import numpy as np
 
 from kjbod.planner.core import BYTE_TOLERANCE as BYTE_BAND
 from kjbod.planner.core import Goal, Plan, rack_violations
-from kjbod.planner.tables import UNPLACED, ClusterTables
+from kjbod.planner.tables import UNKNOWN_DIR, ClusterTables
 
 
 @dataclass
@@ -264,7 +264,7 @@ def _per_directory(t: ClusterTables, before: Balance, after: Balance, plan: Plan
         rows.append(
             {
                 "broker": int(t.broker_ids[t.dir_broker[d]]),
-                "path": t.dir_paths[d],
+                "path": t.dir_labels[d],
                 "directoryId": t.dir_ids[d],
                 "state": state,
                 "capacityBytes": int(capacity[d]) or None,
@@ -299,9 +299,9 @@ def reassignment_json(plan: Plan, partitions: np.ndarray | None = None) -> dict[
     changed = plan.changed_partitions if partitions is None else np.sort(np.intersect1d(partitions, plan.changed_partitions))
     rows = np.flatnonzero(np.isin(t.rep_part, changed))
     rows = rows[np.lexsort((plan.new_pos[rows], t.rep_part[rows]))]
-    moved = (plan.inter_moved | plan.intra_moved)[rows] & (plan.new_dir[rows] != UNPLACED)
+    moved = (plan.inter_moved | plan.intra_moved)[rows] & (plan.new_dir[rows] != UNKNOWN_DIR)
     brokers = t.broker_ids[plan.new_broker[rows]].tolist()
-    paths = np.array(t.dir_paths, dtype=object)
+    paths = np.array(t.dir_labels, dtype=object)
     dirs = np.where(moved, paths[np.maximum(plan.new_dir[rows], 0)], "any").tolist()
     bounds = np.r_[0, np.cumsum(np.diff(t.part_offsets)[changed])].tolist()
     topics = t.topics

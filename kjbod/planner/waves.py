@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kjbod.planner.core import Plan
-from kjbod.planner.tables import UNPLACED
+from kjbod.planner.tables import UNKNOWN_DIR
 
 
 # (directory, bytes) a partition's moves add to or free from directories.
@@ -62,9 +62,9 @@ def split_into_waves(plan: Plan, *, per_broker: int | None, size: int | None, th
     size_of = t.rep_size
     for r, p in zip(rows.tolist(), part_of_row.tolist()):
         target, source = int(plan.new_dir[r]), int(t.rep_dir[r])
-        if target != UNPLACED:
+        if target != UNKNOWN_DIR:
             adds.setdefault(p, []).append((target, float(size_of[r])))
-        if source >= 0 and (inter[r] or target != UNPLACED):
+        if source >= 0 and (inter[r] or target != UNKNOWN_DIR):
             frees.setdefault(p, []).append((source, float(size_of[r])))
     capacity = t.dir_capacity.astype(np.float64)
     limit = np.where(capacity > 0, capacity * threshold, np.inf).tolist()

@@ -75,7 +75,7 @@ def test_drain_dirs_keeps_replicas_on_their_broker_when_it_has_room() -> None:
     t = build_tables(image)
     broker = 1
     drained = int(np.flatnonzero(t.dir_broker == t.broker_index[broker])[0])
-    _, result = run(image, PlanRequest(Goal.DRAIN_DIRS, dirs=((broker, t.dir_paths[drained]),)))
+    _, result = run(image, PlanRequest(Goal.DRAIN_DIRS, dirs=((broker, t.dir_labels[drained]),)))
     on_drained = t.rep_dir == drained
     assert on_drained.any()
     assert not result.inter_moved.any()  # the broker's other disks had room

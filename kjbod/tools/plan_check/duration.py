@@ -112,12 +112,7 @@ def simulate_plan(image: Image, plan: ReassignmentPlan, throttle: int, log_dir_t
             pending.add(replica)
     other = sum(1 for c in copies(after) if (c.topic, c.partition) not in pending and (c.topic, c.partition, c.broker) not in pending)
     run = simulate(after, horizon_ms=HORIZON_MS)
-    done: dict[tuple, int] = {}
-    for event in run.completions:
-        if event.reassignment_completed:
-            done[(event.topic, event.partition)] = event.time_ms
-        if event.future:
-            done[(event.topic, event.partition, event.broker)] = event.time_ms
+    done = run.finish_times()
     missing = pending - set(done)
     blocked: list[Blocked] = []
     for c in run.remaining:
@@ -155,10 +150,10 @@ def bandwidth_estimate(
     brokers = facts.t_broker[new]
     leaders = facts.leader[rows]
     sizes = facts.size[rows]
-    index, registered = cluster.broker_index(brokers)
-    has_brokers = len(cluster.broker_ids) > 0
-    fenced = registered & cluster.fenced[index] if has_brokers else np.zeros(len(new), bool)
-    shutting = registered & ~fenced & cluster.shutting_down[index] if has_brokers else np.zeros(len(new), bool)
+    index, registered = cluster.registered_index(brokers)
+    has_brokers = cluster.model.broker_count > 0
+    fenced = registered & cluster.model.broker_fenced[index] if has_brokers else np.zeros(len(new), bool)
+    shutting = registered & ~fenced & cluster.model.broker_shutting_down[index] if has_brokers else np.zeros(len(new), bool)
     leaderless = leaders == -1
     stuck = leaderless | ~registered | fenced | shutting
     blocked: list[Blocked] = []

@@ -197,7 +197,7 @@ def test_the_cluster_scan_sums_partition_sizes_per_directory() -> None:
     for topic, partition_id, p in CLUSTER.topics.partitions():
         for directory in p.directories:
             expected[directory] = expected.get(directory, 0) + topic.size(partition_id)
-    found = {cluster.dir_ids[i]: int(cluster.used[i]) for i in range(len(cluster.dir_ids)) if cluster.used[i]}
+    found = {cluster.model.dir_ids[i]: int(cluster.used[i]) for i in range(len(cluster.model.dir_ids)) if cluster.used[i]}
     assert found == expected
     assert sum(cluster.replicas.tolist()) == 8
     assert cluster.broker_replicas() == {1: 2, 2: 2, 3: 2, 4: 2, 5: 0}
@@ -218,12 +218,12 @@ def test_the_plan_scan_lines_up_target_current_and_in_sync_replicas() -> None:
     assert facts.isr_kept.tolist() == [1, 2]
     assert facts.changes_set.tolist() == [True, False]
     p1 = CLUSTER.topics.by_name["t"].partitions[1]
-    assert [cluster.dir_ids[d] for d in facts.t_from.tolist()[1:]] == [
+    assert [cluster.model.dir_ids[d] for d in facts.t_from.tolist()[1:]] == [
         CLUSTER.topics.by_name["t"].partitions[0].directory(2),
         p1.directory(2),
         p1.directory(3),
     ]
-    assert cluster.dir_ids[facts.t_dir[0]] == directory_of(CLUSTER, 5, "/data/b5/d2")
+    assert cluster.model.dir_ids[facts.t_dir[0]] == directory_of(CLUSTER, 5, "/data/b5/d2")
     # Broker 3's replica of t-1 moves to d2 unless it is there already.
     moves = p1.directory(3) != directory_of(CLUSTER, 3, "/data/b3/d2")
     assert facts.t_moving.tolist() == [False, False, p1.directory(2) != directory_of(CLUSTER, 2, "/data/b2/d1"), moves]
@@ -236,7 +236,7 @@ def test_any_on_a_new_replica_is_left_to_the_broker_and_placed_on_its_least_used
     assert facts.t_dir.tolist()[1] == facts.t_dir.tolist()[3] == BROKER_CHOOSES
     context = Context(CLUSTER, plan, cluster, facts, Policy(), -1, -1)
     used, _, added, _ = context.placement
-    d1, d2 = (cluster.dir_index[directory_of(CLUSTER, 5, f"/data/b5/d{i}")] for i in (1, 2))
+    d1, d2 = (cluster.model.dir_index[directory_of(CLUSTER, 5, f"/data/b5/d{i}")] for i in (1, 2))
     # t-3 (40 GiB) goes to d1 (both empty, d1's path sorts first), then t-2 (30 GiB) to the emptier d2.
     assert (int(added[d1]), int(added[d2])) == (40 * GIB, 30 * GIB)
     assert (int(used[d1]), int(used[d2])) == (40 * GIB, 30 * GIB)
