@@ -23,7 +23,6 @@ import heapq
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
 
 import numpy as np
 import pandas as pd
@@ -33,42 +32,11 @@ from kjbod.errors import UserError
 from kjbod.planner.engine import Engine
 from kjbod.planner.kernels import DIRECTORY, SHED
 from kjbod.planner.leaders import balance_leaders
+from kjbod.planner.request import Goal, PlanRequest, RackMode
 from kjbod.planner.tables import NO_RACK, UNKNOWN_DIR, ClusterTables
 
 # A broker's bytes are balanced within this fraction of its target.
 BYTE_TOLERANCE = 0.05
-
-
-class Goal(str, Enum):
-    BALANCE = "balance"
-    ADD_BROKERS = "add-brokers"
-    REMOVE_BROKERS = "remove-brokers"
-    DRAIN_DIRS = "drain-dirs"
-    FIX_OFFLINE = "fix-offline"
-    REBALANCE_DISKS = "rebalance-disks"
-
-
-class RackMode(str, Enum):
-    STRICT = "strict"
-    EVEN = "even"
-
-
-@dataclass(frozen=True)
-class PlanRequest:
-    goal: Goal
-    brokers: tuple[int, ...] = ()  # add-brokers / remove-brokers
-    dirs: tuple[tuple[int, str], ...] = ()  # drain-dirs: (broker id, path or directory id)
-    rack_mode: RackMode = RackMode.STRICT
-    max_moves: int | None = None
-    max_bytes: int | None = None
-    exclude_topics: str | None = None
-    exclude_brokers: tuple[int, ...] = ()
-    capacity_threshold: float = 0.8
-    seed: int = 0
-    # Balance bands: replica counts within this fraction of the target, directory usage within
-    # this many points (of capacity) of the broker's mean.
-    count_tolerance: float = 0.005
-    disk_band: float = 0.05
 
 
 @dataclass

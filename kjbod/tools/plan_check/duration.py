@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +31,7 @@ from kjbod.common.kafka_configs import (
 )
 from kjbod.common.units import human_rate
 from kjbod.controller import Controller
+from kjbod.controller.clock_control import format_duration
 from kjbod.controller.copy_model import HORIZON_MS, ZERO_RATE, CopySettings, copies, simulate
 from kjbod.errors import UserError
 from kjbod.image import Image, replay_all
@@ -61,7 +63,7 @@ class Blocked:
         where = f"between directories of broker {self.broker}" if self.future else f"to broker {self.broker}"
         return f"{self.partition} {where}: {self.reason}"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"partition": self.partition, "broker": self.broker, "kind": "future" if self.future else "follower", "reason": self.reason}
 
 
@@ -76,6 +78,17 @@ class Estimate:
     bottleneck: str | None = None
     # Copies already in progress that are not the plan's (they share the links).
     other_copies: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "durationMs": self.duration_ms,
+            "duration": None if self.duration_ms is None else format_duration(self.duration_ms),
+            "lowerBound": self.method == "bandwidth",
+            "bottleneck": self.bottleneck,
+            "blocked": [b.to_json() for b in self.blocked],
+            "otherCopiesInProgress": self.other_copies,
+        }
 
 
 def replay_work(image: Image) -> int:

@@ -27,9 +27,6 @@ from kjbod.tools.plan_check import (
     default_policy_toml,
     effective_throttles,
     parse_policy,
-    render_junit,
-    render_text,
-    report_json,
 )
 from kjbod.tools.plan_check.checks import Context
 from kjbod.tools.plan_check.duration import bandwidth_estimate, simulate_plan
@@ -282,12 +279,12 @@ def test_any_plan_gets_a_complete_consistent_report(text: str, throttle: int) ->
     assert [r.spec.id for r in report.results] == list(CHECK_IDS)
     failing = [r.spec.id for r in report.results if any(f.severity is Severity.ERROR for f in r.findings)]
     assert report.passed == (not failing)
-    document = report_json(report)
+    document = report.to_json()
     assert json.loads(json.dumps(document)) == document
     assert document["failedChecks"] == failing
-    root = ET.fromstring(render_junit(report))
+    root = ET.fromstring(report.junit())
     assert int(root.get("failures")) == len(failing)
-    assert render_text(report)[1].startswith("Plan check PASSED" if report.passed else "Plan check FAILED")
+    assert report.lines()[1].startswith("Plan check PASSED" if report.passed else "Plan check FAILED")
 
 
 @st.composite
@@ -322,7 +319,7 @@ def test_a_policy_failing_on_warnings_turns_a_warning_into_a_failure() -> None:
     strict = check_plan(CLUSTER, text, parse_policy('fail_on = ["warning", "error"]\n'), plan_file="p")
     assert lenient.passed and not strict.passed
     assert [r.spec.id for r in strict.failed_checks()] == ["throttle.required"]
-    junit = ET.fromstring(render_junit(strict))
+    junit = ET.fromstring(strict.junit())
     case = next(c for c in junit.iter("testcase") if c.get("name") == "throttle.required")
     assert case.find("failure").get("type") == "warning"
     assert tomllib.loads(default_policy_toml())["fail_on"] == ["error"]
