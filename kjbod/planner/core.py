@@ -33,7 +33,7 @@ from kjbod.planner.engine import Engine
 from kjbod.planner.kernels import DIRECTORY, SHED
 from kjbod.planner.leaders import balance_leaders
 from kjbod.planner.request import Goal, PlanRequest, RackMode
-from kjbod.planner.tables import NO_RACK, UNKNOWN_DIR, ClusterTables
+from kjbod.planner.tables import BROKER_CHOOSES, NO_RACK, UNKNOWN_DIR, ClusterTables
 
 # A broker's bytes are balanced within this fraction of its target.
 BYTE_TOLERANCE = 0.05
@@ -44,7 +44,9 @@ class Plan:
     tables: ClusterTables
     request: PlanRequest
     new_broker: np.ndarray  # per replica
-    new_dir: np.ndarray  # per replica (UNKNOWN_DIR: left to the broker)
+    # Per replica: BROKER_CHOOSES for one moving to a broker that picks its directory (the plan
+    # found none with room), UNKNOWN_DIR for one that stays in no known directory.
+    new_dir: np.ndarray
     new_pos: np.ndarray  # per replica: its position in the new replica list
     # Partitions whose rack rule cannot be met, with the reason.
     unsatisfiable: dict[int, str] = field(default_factory=dict)
@@ -72,7 +74,7 @@ class Plan:
     @property
     def intra_moved(self) -> np.ndarray:
         t = self.tables
-        return (~self.inter_moved) & (t.rep_dir != UNKNOWN_DIR) & (self.new_dir != t.rep_dir) & (self.new_dir != UNKNOWN_DIR)
+        return (~self.inter_moved) & (t.rep_dir >= 0) & (self.new_dir >= 0) & (self.new_dir != t.rep_dir)
 
     @property
     def changed_partitions(self) -> np.ndarray:
@@ -960,6 +962,7 @@ def _phase_directories(
         unplaced = arrived & (new_dir == UNKNOWN_DIR)
         if unplaced.any():
             result.notes.append(f"{int(unplaced.sum())} moved replica(s) have no directory with room; the broker will choose")
+            new_dir[unplaced] = BROKER_CHOOSES
         result.new_dir = new_dir
 
     return finish

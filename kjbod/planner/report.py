@@ -10,7 +10,7 @@ import numpy as np
 
 from kjbod.planner.core import BYTE_TOLERANCE as BYTE_BAND
 from kjbod.planner.core import Goal, Plan, rack_violations
-from kjbod.planner.tables import UNKNOWN_DIR, ClusterTables
+from kjbod.planner.tables import ClusterTables
 
 
 def camel_json(value: Any) -> dict[str, Any]:
@@ -463,7 +463,7 @@ def reassignment_json(plan: Plan, partitions: np.ndarray | None = None) -> dict[
     changed = plan.changed_partitions if partitions is None else np.sort(np.intersect1d(partitions, plan.changed_partitions))
     rows = np.flatnonzero(np.isin(t.rep_part, changed))
     rows = rows[np.lexsort((plan.new_pos[rows], t.rep_part[rows]))]
-    moved = (plan.inter_moved | plan.intra_moved)[rows] & (plan.new_dir[rows] != UNKNOWN_DIR)
+    moved = (plan.inter_moved | plan.intra_moved)[rows] & (plan.new_dir[rows] >= 0)
     brokers = t.broker_ids[plan.new_broker[rows]].tolist()
     paths = np.array(t.dir_labels, dtype=object)
     dirs = np.where(moved, paths[np.maximum(plan.new_dir[rows], 0)], "any").tolist()

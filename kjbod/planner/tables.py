@@ -14,10 +14,10 @@ from functools import cached_property
 import numpy as np
 
 from kjbod.image import Image
-from kjbod.image.cluster_columns import NO_RACK, UNKNOWN_DIR, ClusterColumns, cluster_columns
+from kjbod.image.cluster_columns import BROKER_CHOOSES, NO_RACK, UNKNOWN_DIR, ClusterColumns, cluster_columns
 from kjbod.image.configs import min_insync, min_insync_default
 
-__all__ = ["NO_RACK", "UNKNOWN_DIR", "ClusterTables", "build_tables"]
+__all__ = ["BROKER_CHOOSES", "NO_RACK", "UNKNOWN_DIR", "ClusterTables", "build_tables"]
 
 
 def _of_cluster(name: str, doc: str) -> property:
@@ -39,7 +39,7 @@ class ClusterTables:
     # Replicas
     rep_part: np.ndarray  # int32
     rep_broker: np.ndarray  # int32 broker index
-    rep_dir: np.ndarray  # int32 directory index or UNKNOWN_DIR (left to the broker when it moves)
+    rep_dir: np.ndarray  # int32 directory index or UNKNOWN_DIR
     rep_pos: np.ndarray  # int16 position in the partition's replica list (0 = preferred leader)
     rep_in_sync: np.ndarray  # bool: the replica is in its partition's ISR
     part_min_isr: np.ndarray  # int16: the topic's min.insync.replicas (else the cluster default, else 1)

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kjbod.planner.core import Plan
-from kjbod.planner.tables import UNKNOWN_DIR
 
 
 # (directory, bytes) a partition's moves add to or free from directories.
@@ -62,9 +61,9 @@ def split_into_waves(plan: Plan, *, per_broker: int | None, size: int | None, th
     size_of = t.rep_size
     for r, p in zip(rows.tolist(), part_of_row.tolist()):
         target, source = int(plan.new_dir[r]), int(t.rep_dir[r])
-        if target != UNKNOWN_DIR:
+        if target >= 0:
             adds.setdefault(p, []).append((target, float(size_of[r])))
-        if source >= 0 and (inter[r] or target != UNKNOWN_DIR):
+        if source >= 0 and (inter[r] or target >= 0):
             frees.setdefault(p, []).append((source, float(size_of[r])))
     capacity = t.dir_capacity.astype(np.float64)
     limit = np.where(capacity > 0, capacity * threshold, np.inf).tolist()

@@ -7,7 +7,7 @@ import math
 import re
 
 from kjbod.planner.core import Goal, Plan, PlanRequest
-from kjbod.planner.tables import UNKNOWN_DIR, ClusterTables
+from kjbod.planner.tables import ClusterTables
 
 
 def _rows(t: ClusterTables, partition: int) -> range:
@@ -87,7 +87,7 @@ def hard_rule_violations(t: ClusterTables, plan: Plan) -> list[str]:
                     problems.append(f"{name}: a leader moved although the goal does not move leaders")
             if inter or intra:
                 d = int(plan.new_dir[r])
-                if d != UNKNOWN_DIR:
+                if d >= 0:
                     if int(t.dir_broker[d]) != target:
                         problems.append(f"{name}: target directory is not on the target broker")
                     if not t.dir_online[d] or t.dir_cordoned[d] or d in draining:

@@ -14,7 +14,7 @@ from kjbod.planner.engine import LocalEngine
 from kjbod.planner.report import reassignment_json
 from kjbod.image.cluster_columns import NO_RACK, ClusterColumns
 from kjbod.image.columns import PartitionTable
-from kjbod.planner.tables import UNKNOWN_DIR, ClusterTables, build_tables
+from kjbod.planner.tables import ClusterTables, build_tables
 from kjbod.planner.waves import split_into_waves
 from tests.planner.clusters import skewed_cluster
 from tests.planner.test_hard_rules import clusters, requests
@@ -39,13 +39,13 @@ def replay(t: ClusterTables, result: Plan, waves: list[np.ndarray], per_broker: 
                 if source != target:
                     moves[source] = moves.get(source, 0) + 1
                     moves[target] = moves.get(target, 0) + 1
-                elif old_dir >= 0 and new_dir != UNKNOWN_DIR and new_dir != old_dir:
+                elif old_dir >= 0 and new_dir >= 0 and new_dir != old_dir:
                     moves[source] = moves.get(source, 0) + 1
                 else:
                     continue
                 if old_dir >= 0:
                     usage[old_dir] -= float(t.rep_size[r])
-                if new_dir != UNKNOWN_DIR:
+                if new_dir >= 0:
                     usage[new_dir] += float(t.rep_size[r])
                     added.add(new_dir)
         if per_broker is not None and len(wave) > 1:
