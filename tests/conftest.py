@@ -7,10 +7,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 from typer.testing import CliRunner
 
 from kjbod.cli.app import app
 from kjbod.state.cluster_state import ClusterState
+
+# Properties are checked by what they find, never by how fast: on a shared 2-core machine one
+# example can take 300 ms where it takes 1 ms alone, and a deadline then fails a correct test.
+settings.register_profile("kjbod", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("kjbod")
 
 
 @pytest.fixture(autouse=True)
