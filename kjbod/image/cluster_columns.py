@@ -213,6 +213,7 @@ class ClusterColumns:
         """The replicas of partition rows `rows` once the work in flight completes (see the module
         docstring), in list order."""
         table = self.table
+        rows = np.asarray(rows, np.int64)
         position, entry = table.remaining_replicas(rows)
         brokers = table.replicas.values[entry].astype(np.int64)
         codes = table.directories[entry]
@@ -222,7 +223,7 @@ class ClusterColumns:
         if len(futures) and len(entry):
             future_keys = pair(table.log_row[futures], table.log_broker[futures])
             order = np.argsort(future_keys, kind="stable")
-            keys = pair(table.replica_row[entry], brokers)
+            keys = pair(rows[position], brokers)
             at = np.minimum(np.searchsorted(future_keys[order], keys), len(order) - 1)
             moving = future_keys[order][at] == keys
             codes = np.where(moving, table.log_dir[futures[order][at]], codes)

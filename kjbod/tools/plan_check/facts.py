@@ -24,7 +24,7 @@ import numpy as np
 from kjbod.common.java import TopicPartition, java_string_key, tp_key
 from kjbod.image import Image
 from kjbod.image.cluster_columns import BROKER_CHOOSES, UNKNOWN_DIR, ClusterColumns, cluster_columns
-from kjbod.image.columns import count_values, gather_index
+from kjbod.image.columns import PartitionTable, count_values, gather_index
 from kjbod.image.configs import min_insync, min_insync_default
 from kjbod.tools.reassign.json_format import ANY_LOG_DIR, ReassignmentPlan, FirstSeenCodes
 
@@ -108,13 +108,8 @@ def scan_cluster(image: Image) -> ClusterFacts:
     if moves:
         rows, brokers, target_codes = (np.array(column, np.int64) for column in zip(*moves))
         targets = model.replica_dirs(target_codes, brokers)
-        # The replica's entry in its row's list (the first listing of its broker).
-        sources = np.array(
-            [int(table.replicas.start[row]) + table.replicas.values[table.replicas.start[row] : table.replicas.start[row + 1]].tolist().index(broker)
-             for row, broker in zip(rows.tolist(), brokers.tolist())],
-            np.int64,
-        )
-        for source, target, size in zip(dirs_of(sources).tolist(), targets.tolist(), part_sizes[rows].tolist()):
+        sources = dirs_of(np.array([_entry_of(table, row, broker) for row, broker, _ in moves], np.int64))  # where the replica is now
+        for source, target, size in zip(sources.tolist(), targets.tolist(), part_sizes[rows].tolist()):
             for index, change in ((source, -1), (target, 1)):
                 if index >= 0:
                     used[index] += change * size
@@ -137,6 +132,12 @@ def scan_cluster(image: Image) -> ClusterFacts:
         moving_topics=moving_topics,
         min_isr_default=min_insync_default(image.configs),
     )
+
+
+def _entry_of(table: PartitionTable, row: int, broker: int) -> int:
+    """The entry in the replica columns of broker `broker` in row `row`'s list (its first listing)."""
+    start, end = int(table.replicas.start[row]), int(table.replicas.start[row + 1])
+    return start + table.replicas.values[start:end].tolist().index(broker)
 
 
 @dataclass
