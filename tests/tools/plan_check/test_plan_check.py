@@ -200,6 +200,27 @@ def test_the_cluster_scan_sums_partition_sizes_per_directory() -> None:
     assert cluster.broker_replicas() == {1: 2, 2: 2, 3: 2, 4: 2, 5: 0}
 
 
+def test_a_move_between_directories_in_flight_counts_where_it_ends() -> None:
+    """Broker 1's replica of t-0 is being moved to its other directory (KIP-113): the scan counts
+    its bytes there, and a plan that keeps the replica starts from there."""
+    from kjbod.records import KjbodReplicaLogRecord
+
+    t = CLUSTER.topics.by_name["t"]
+    now = t.partitions[0].directory(1)
+    other = next(d.directory_id for d in CLUSTER.cluster.log_dirs[1] if d.directory_id != now)
+    image = replay_all(
+        CLUSTER, [KjbodReplicaLogRecord(topic_id=t.topic_id, partition_id=0, broker_id=1, future=True, directory_id=other, size_bytes=1)]
+    )
+    before, cluster = scan_cluster(CLUSTER), scan_cluster(image)
+    index = cluster.model.dir_index
+    assert int(cluster.used[index[now]]) == int(before.used[index[now]]) - SIZES[0]
+    assert int(cluster.used[index[other]]) == int(before.used[index[other]]) + SIZES[0]
+    assert int(cluster.replicas[index[other]]) == int(before.replicas[index[other]]) + 1
+    assert cluster.copying == 1 and cluster.moving_brokers == {1}
+    facts = scan_plan(image, parse_reassignment_json(plan_text(("t", 0, [1, 2]))), cluster)
+    assert [cluster.model.dir_ids[d] for d in facts.c_dir.tolist()] == [other, t.partitions[0].directory(2)]
+
+
 def test_the_plan_scan_lines_up_target_current_and_in_sync_replicas() -> None:
     plan = parse_reassignment_json(
         plan_text(("t", 0, [5, 2], ["/data/b5/d2", "any"]), ("t", 1, [2, 3], ["/data/b2/d1", "/data/b3/d2"]), ("x", 0, [1]))
