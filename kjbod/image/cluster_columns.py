@@ -21,6 +21,7 @@ replica is built in.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -175,13 +176,8 @@ class ClusterColumns:
     @cached_property
     def _shared_ids(self) -> dict[tuple[int, str], int]:
         """(broker id, directory id) -> index, for directory ids that more than one broker has."""
-        seen: dict[str, int] = {}
-        shared: set[str] = set()
-        for directory in self.dir_ids:
-            seen[directory] = seen.get(directory, 0) + 1
-            if seen[directory] > 1:
-                shared.add(directory)
-        return {(b, d): i for i, (b, d) in enumerate(zip(self.dir_broker_ids.tolist(), self.dir_ids)) if d in shared}
+        brokers_of = Counter(self.dir_ids)
+        return {(b, d): i for i, (b, d) in enumerate(zip(self.dir_broker_ids.tolist(), self.dir_ids)) if brokers_of[d] > 1}
 
     def replica_dirs(self, codes: np.ndarray, brokers: np.ndarray) -> np.ndarray:
         """The directory index of replicas, from their directory codes (into the table's dir_ids)

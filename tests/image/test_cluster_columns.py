@@ -13,7 +13,7 @@ from kjbod.controller import Controller
 from kjbod.image import Image, replay_all
 from kjbod.image.cluster_columns import NO_RACK, UNKNOWN_DIR, ClusterColumns, cluster_columns
 from kjbod.image.columns import PartitionTable
-from kjbod.records import KjbodLogDir, KjbodPartitionSizeRecord, KjbodReplicaLogRecord, PartitionRecord, TopicRecord
+from kjbod.records import KjbodBrokerLogDirsRecord, KjbodLogDir, KjbodPartitionSizeRecord, KjbodReplicaLogRecord, PartitionRecord, TopicRecord
 from tests.controller.support import apply, bootstrap, new_dir, registration
 
 TOPIC = "AAAAAAAAAAAAAAAAAAAAAQ"
@@ -133,3 +133,22 @@ def test_broker_index_by_table_is_by_binary_search(ids: list, asked: list) -> No
     expected = np.minimum(np.searchsorted(model.broker_ids, brokers), count - 1)
     assert index.tolist() == expected.tolist()
     assert found.tolist() == [b in ids for b in asked]
+
+
+def test_a_directory_id_two_brokers_share_is_each_replica_s_own_broker_s() -> None:
+    """No two brokers register one directory id, but a broker's configured directories may name
+    another's (say, a disk moved between them): each replica is in its own broker's directory."""
+    image, dirs = cluster({1: None, 2: None})
+    shared = dirs[1][0]
+    configured = (KjbodLogDir(directory_id=shared, path="/b2/old"), *image.cluster.log_dirs[2])
+    image = with_partitions(
+        replay_all(image, [KjbodBrokerLogDirsRecord(broker_id=2, log_dirs=configured)]),
+        PartitionRecord(partition_id=0, topic_id=TOPIC, replicas=(1, 2), isr=(1, 2), leader=1, directories=(shared, shared)),
+    )
+    model = cluster_columns(image)
+    on_1, on_2 = (model.dir_ids.index(shared, start) for start in (0, model.dir_ids.index(shared) + 1))
+    assert model.dir_broker_ids[[on_1, on_2]].tolist() == [1, 2]
+    assert model.settled(np.arange(1)).directory.tolist() == [on_1, on_2]
+    assert model.directory_of(2, shared) == on_2 and model.directory_of(1, dirs[2][1]) == UNKNOWN_DIR
+    _, replicas, unknown = model.placed_now(np.array([5]))
+    assert unknown == 0 and replicas[on_1] == replicas[on_2] == 1
