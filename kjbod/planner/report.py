@@ -3,24 +3,15 @@ that had to move. Also the plan itself as Kafka's reassignment JSON."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from kjbod.common.json_text import camel_json
 from kjbod.planner.core import BYTE_TOLERANCE as BYTE_BAND
 from kjbod.planner.core import Goal, Plan, rack_violations
 from kjbod.planner.tables import ClusterTables
-
-
-def camel_json(value: Any) -> dict[str, Any]:
-    """A dataclass of plain values as JSON: its fields in order, named in camelCase."""
-    return {_camel(f.name): getattr(value, f.name) for f in fields(value)}
-
-
-def _camel(name: str) -> str:
-    first, *rest = name.split("_")
-    return first + "".join(part.capitalize() for part in rest)
 
 
 @dataclass(frozen=True)

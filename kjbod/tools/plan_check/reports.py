@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kjbod.common.json_text import camel_json
 from kjbod.common.units import human_bytes
 from kjbod.tools.plan_check.duration import Estimate
 from kjbod.tools.plan_check.model import CHECKS, CheckResult, Finding, Severity, truncated
@@ -56,20 +57,7 @@ class PlanSummary:
     def to_json(self) -> dict[str, Any]:
         if not self.readable:
             return {"file": self.file, "readable": False}
-        return {
-            "file": self.file,
-            "readable": True,
-            "partitions": self.partitions,
-            "partitionsFound": self.partitions_found,
-            "replicasAdded": self.replicas_added,
-            "replicasRemoved": self.replicas_removed,
-            "directoryMoves": self.directory_moves,
-            "bytesBetweenBrokers": self.bytes_between_brokers,
-            "bytesBetweenDirectories": self.bytes_between_directories,
-            "brokersInvolved": self.brokers_involved,
-            "throttle": self.throttle,
-            "replicaAlterLogDirsThrottle": self.replica_alter_log_dirs_throttle,
-        }
+        return camel_json(self)
 
     def line(self) -> str:
         if not self.readable:
