@@ -392,8 +392,7 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts, compl
     current = cluster.model.settled(table_rows)
     c_row, c_broker, c_dir = current.position, current.broker, current.directory
     rf_current = np.bincount(c_row, minlength=rows)
-    starts = np.zeros(rows + 1, np.int64)
-    np.cumsum(rf_current, out=starts[1:])
+    starts = _starts(rf_current)
     i_row = np.repeat(np.arange(rows, dtype=np.int64), np.diff(table.isr.start)[table_rows])
     i_broker = table.isr.values[gather_index(table.isr.start, table_rows)].astype(np.int64)
     leader = table.leader[table_rows].astype(np.int64)
@@ -403,14 +402,11 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts, compl
         tps = [(names[t], p) for t, p in zip(topics.tolist(), columns.partitions[entries].tolist())]
         c_row, c_broker, c_dir, i_row, i_broker = _overlay_completed(tps, completed, cluster, c_row, c_broker, c_dir, i_row, i_broker, leader, isr_size)
         rf_current = np.bincount(c_row, minlength=rows)
-        starts = np.zeros(rows + 1, np.int64)
-        np.cumsum(rf_current, out=starts[1:])
+        starts = _starts(rf_current)
     # The in-sync replicas of row r are i_broker[i_starts[r]:i_starts[r + 1]] (i_row is grouped by row).
-    i_starts = np.zeros(rows + 1, np.int64)
-    np.cumsum(np.bincount(i_row, minlength=rows), out=i_starts[1:])
+    i_starts = _starts(np.bincount(i_row, minlength=rows))
     rf_target = columns.lengths[entries]
-    t_starts = np.zeros(rows + 1, np.int64)
-    np.cumsum(rf_target, out=t_starts[1:])
+    t_starts = _starts(rf_target)
     t_index = gather_index(columns.starts, entries)
     t_row = np.repeat(np.arange(rows, dtype=np.int64), rf_target)
     t_broker = columns.brokers[t_index]
@@ -427,32 +423,10 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts, compl
 
     # Where each target replica is now (kept ones) and where it ends.
     t_from = np.where(t_new, UNKNOWN_DIR, c_dir[np.maximum(t_from_index, 0)]) if len(c_dir) else np.full(len(t_row), UNKNOWN_DIR, np.int64)
-    if merged_dirs:
-        explicit = plan.replica_dirs
-        names_, parts_ = columns.topics, columns.partitions
-        paths_of = [
-            explicit.get((names_[e], p, b), ANY_LOG_DIR)
-            for e, p, b in zip(entries[t_row].tolist(), parts_[entries[t_row]].tolist(), t_broker.tolist())
-        ]
-        codes = FirstSeenCodes({ANY_LOG_DIR: 0})
-        path_code = np.fromiter(map(codes.__getitem__, paths_of), np.int64, len(paths_of))
-        names = list(codes)
-    else:
-        all_codes, names = columns.path_codes
-        path_code = all_codes[t_index]
-    # Paths are few (the same mount points on every broker): resolve each (broker, path) once.
-    pair = t_broker * len(names) + path_code if len(names) else path_code
-    unique_pairs, inverse = small_unique(pair)
-    resolved = np.array(
-        [
-            BROKER_CHOOSES if code == 0 else cluster.model.resolve(int(p // len(names)), names[int(code)])
-            for p, code in zip(unique_pairs.tolist(), (unique_pairs % len(names)).tolist())
-        ],
-        np.int64,
-    )
-    t_dir = resolved[inverse] if len(inverse) else np.zeros(0, np.int64)
+    path_code, names = _target_paths(plan, entries, t_row, t_broker, t_index, merged_dirs)
+    t_dir = _resolve_paths(cluster.model, t_broker, path_code, names)
     any_dir = path_code == 0
-    t_dir = np.where(any_dir & ~t_new, t_from, t_dir)
+    t_dir = np.where(any_dir & ~t_new, t_from, t_dir)  # "any" keeps a kept replica where it is
 
     present_topics, topic_inverse = small_unique(topics)
     min_isr_of = np.array(
@@ -488,6 +462,47 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts, compl
         c_kept=c_kept,
         c_in_sync=c_in_sync,
     )
+
+
+def _starts(counts: np.ndarray) -> np.ndarray:
+    """Where each row's list starts in a flat column of lists `counts` long (and where the last ends)."""
+    starts = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=starts[1:])
+    return starts
+
+
+def _target_paths(
+    plan: ReassignmentPlan, entries: np.ndarray, t_row: np.ndarray, t_broker: np.ndarray, t_index: np.ndarray, merged_dirs: bool
+) -> tuple[np.ndarray, list[str]]:
+    """The log_dirs entry of every target replica, as a code into the names returned ("any" is 0)."""
+    columns = plan.columns
+    if not merged_dirs:
+        all_codes, names = columns.path_codes
+        return all_codes[t_index], names
+    # A partition listed twice: Kafka merges the explicit directories of its entries.
+    explicit = plan.replica_dirs
+    topics, partitions = columns.topics, columns.partitions
+    paths_of = [
+        explicit.get((topics[e], p, b), ANY_LOG_DIR) for e, p, b in zip(entries[t_row].tolist(), partitions[entries[t_row]].tolist(), t_broker.tolist())
+    ]
+    codes = FirstSeenCodes({ANY_LOG_DIR: 0})
+    return np.fromiter(map(codes.__getitem__, paths_of), np.int64, len(paths_of)), list(codes)
+
+
+def _resolve_paths(model: ClusterColumns, brokers: np.ndarray, path_code: np.ndarray, names: list[str]) -> np.ndarray:
+    """The directory each (broker, log_dirs entry) names: BROKER_CHOOSES for "any", else the
+    broker's directory at that path (UNKNOWN_DIR for none). Paths are few (the same mount points
+    on every broker): each (broker, path) is resolved once."""
+    pair = brokers * len(names) + path_code if len(names) else path_code
+    unique_pairs, inverse = small_unique(pair)
+    resolved = np.array(
+        [
+            BROKER_CHOOSES if code == 0 else model.resolve(int(p // len(names)), names[int(code)])
+            for p, code in zip(unique_pairs.tolist(), (unique_pairs % len(names)).tolist())
+        ],
+        np.int64,
+    )
+    return resolved[inverse] if len(inverse) else np.zeros(0, np.int64)
 
 
 def _overlay_completed(
