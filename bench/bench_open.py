@@ -154,7 +154,6 @@ def generate_inputs(inputs: str, partitions: int) -> None:
     write_files(generate(spec), inputs)
     (inputs / "ready").write_text("")
     print(f"generated the synthetic cluster ({partitions:,} partitions) in {time.perf_counter() - started:.1f} s")
-    return inputs
 
 
 def imported_state(side: Side, inputs: Path, state: Path, *, again: bool) -> Path:
