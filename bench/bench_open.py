@@ -153,7 +153,8 @@ def generate_inputs(inputs: str, partitions: int) -> None:
     started = time.perf_counter()
     write_files(generate(spec), inputs)
     (inputs / "ready").write_text("")
-    print(f"generated the synthetic cluster ({partitions:,} partitions) in {time.perf_counter() - started:.1f} s")
+    # On stderr: stdout carries the JSON result to the parent (in_child).
+    print(f"generated the synthetic cluster ({partitions:,} partitions) in {time.perf_counter() - started:.1f} s", file=sys.stderr)
 
 
 def imported_state(side: Side, inputs: Path, state: Path, *, again: bool) -> Path:
