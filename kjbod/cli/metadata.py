@@ -87,7 +87,7 @@ def _dump_kafka_file(app_: AppContext, path: Path, from_offset: int, types: list
     import json
 
     from kjbod.errors import UserError
-    from kjbod.storage.metadata_dump import dump_kafka_file
+    from kjbod.tools.kafka_dump import dump_kafka_file
 
     wanted = _kafka_type_names(types)
     try:

@@ -49,8 +49,8 @@ from kjbod.common.versions import (
 )
 from kjbod.errors import UsageError, UserError
 from kjbod.records import FeatureLevelRecord
-from kjbod.storage.bootstrap_checkpoint import write_bootstrap_checkpoint
-from kjbod.storage.kraft_snapshot import CLUSTER_METADATA_DIR, Voter, VoterEndpoint, write_bootstrap_snapshot
+from kjbod.kafka_formats.bootstrap_checkpoint import write_bootstrap_checkpoint
+from kjbod.kafka_formats.kraft_snapshot import CLUSTER_METADATA_DIR, Voter, VoterEndpoint, write_bootstrap_snapshot
 from kjbod.storage.config import NodeConfig, java_trim, load_node_config
 from kjbod.storage.ensemble import (
     DirectoryState,

@@ -232,7 +232,7 @@ def test_structural_errors_exit_2(cli: Cli, tmp_path: Path) -> None:
 
 
 def test_standalone_writes_the_kip_853_bootstrap_snapshot(cli: Cli, tmp_path: Path, state_dir: Path) -> None:
-    from kjbod.storage.kraft_snapshot import Voter, VoterEndpoint, read_kraft_snapshot
+    from kjbod.kafka_formats.kraft_snapshot import Voter, VoterEndpoint, read_kraft_snapshot
 
     config = write_config(
         tmp_path, "c.properties", process_roles="controller", node_id="3000", controller_quorum_voters="",

@@ -17,7 +17,7 @@ from pyfakefs.fake_filesystem import FakeFilesystem
 from pyfakefs.fake_filesystem_unittest import Patcher
 
 from kjbod.state import StateDirectory
-from kjbod.storage.bootstrap_checkpoint import BOOTSTRAP_CHECKPOINT
+from kjbod.kafka_formats.bootstrap_checkpoint import BOOTSTRAP_CHECKPOINT
 from kjbod.storage.ensemble import EnsureIdsFailed, ensure_directory_ids
 from kjbod.storage.formatter import FormatFailed, FormatRequest
 from kjbod.storage.meta_properties import (

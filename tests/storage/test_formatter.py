@@ -455,7 +455,7 @@ KAFKA_FORMAT = Path(__file__).parents[1] / "fixtures" / "kafka" / "format-initia
 def test_initial_controllers_get_the_bootstrap_snapshot_kafkas_formatter_writes(write_config: WriteConfig, tmp_path: Path) -> None:
     """The same config and flags as the Kafka-written fixture: the same voter set, and the same
     bytes once Kafka's clock readings are replayed."""
-    from kjbod.storage import kraft_snapshot
+    from kjbod.kafka_formats import kraft_snapshot
 
     settings = dict(line.split("=", 1) for line in (KAFKA_FORMAT / "server.properties").read_text().splitlines())
     config = write_config({**settings, "log.dirs": "{tmp}/meta"})

@@ -30,7 +30,7 @@ from kjbod.records import (
     RegisterBrokerRecord,
     TopicRecord,
 )
-from kjbod.storage.kraft_snapshot import SnapshotId, read_kraft_snapshot
+from kjbod.kafka_formats.kraft_snapshot import SnapshotId, read_kraft_snapshot
 from kjbod.tools.importer.from_snapshot import SnapshotImportRequest, plan_snapshot_import
 from kjbod.tools.kafka_export import export_kafka_snapshot
 

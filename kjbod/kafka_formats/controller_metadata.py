@@ -32,7 +32,7 @@ from kjbod.records.wire import (
     decode_metadata_value,
     read_frame,
 )
-from kjbod.storage.kraft_snapshot import (
+from kjbod.kafka_formats.kraft_snapshot import (
     KraftSnapshot,
     SnapshotError,
     Voter,
@@ -40,7 +40,7 @@ from kjbod.storage.kraft_snapshot import (
     read_kraft_snapshot,
     read_metadata_log,
 )
-from kjbod.storage.record_batch import CONTROL_KRAFT_VERSION, CONTROL_KRAFT_VOTERS, BatchError, RecordBatch
+from kjbod.kafka_formats.record_batch import CONTROL_KRAFT_VERSION, CONTROL_KRAFT_VOTERS, BatchError, RecordBatch
 
 # Decoded column-wise into runs: the records a snapshot holds by the million.
 RUN_RECORDS = frozenset({"PartitionRecord", "TopicRecord"})

@@ -14,7 +14,7 @@ import pytest
 
 from kjbod.records import FeatureLevelRecord, TopicRecord
 from kjbod.records.wire import encode_metadata_value, encode_record
-from kjbod.storage.kraft_snapshot import (
+from kjbod.kafka_formats.kraft_snapshot import (
     BOOTSTRAP_SNAPSHOT_ID,
     CLUSTER_METADATA_DIR,
     SnapshotError,
@@ -30,7 +30,7 @@ from kjbod.storage.kraft_snapshot import (
     write_kraft_snapshot,
     write_snapshot_file,
 )
-from kjbod.storage.record_batch import CONTROL_LEADER_CHANGE, batch_bytes, control_batch, data_records
+from kjbod.kafka_formats.record_batch import CONTROL_LEADER_CHANGE, batch_bytes, control_batch, data_records
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "kafka"
 T = 1_700_000_000_000

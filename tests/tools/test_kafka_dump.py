@@ -7,8 +7,8 @@ from pathlib import Path
 
 from kjbod.records import TopicRecord
 from kjbod.records.wire import encode_record
-from kjbod.storage.metadata_dump import dump_kafka_file
-from kjbod.storage.record_batch import batch_bytes, data_records
+from kjbod.tools.kafka_dump import dump_kafka_file
+from kjbod.kafka_formats.record_batch import batch_bytes, data_records
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "kafka"
 T = 1_700_000_000_000

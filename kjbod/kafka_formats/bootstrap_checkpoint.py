@@ -21,12 +21,12 @@ from pathlib import Path
 from kjbod.common.durable import atomic_write
 from kjbod.records import FeatureLevelRecord
 from kjbod.records.wire import encode_record
-from kjbod.storage.kraft_snapshot import (
+from kjbod.kafka_formats.kraft_snapshot import (
     BatchAccumulator,
     footer_message,
     header_message,
 )
-from kjbod.storage.record_batch import CONTROL_SNAPSHOT_FOOTER, CONTROL_SNAPSHOT_HEADER
+from kjbod.kafka_formats.record_batch import CONTROL_SNAPSHOT_FOOTER, CONTROL_SNAPSHOT_HEADER
 
 BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
 

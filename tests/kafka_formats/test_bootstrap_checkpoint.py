@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from kjbod.records import FeatureLevelRecord
 from kjbod.records.wire import varint
-from kjbod.storage.bootstrap_checkpoint import bootstrap_checkpoint_bytes, write_bootstrap_checkpoint
+from kjbod.kafka_formats.bootstrap_checkpoint import bootstrap_checkpoint_bytes, write_bootstrap_checkpoint
 
 TIMESTAMP = 1_729_827_181_000
 

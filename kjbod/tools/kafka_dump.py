@@ -1,4 +1,5 @@
-"""Any Kafka metadata file as JSON-ready rows, like `kafka-dump-log --cluster-metadata-decoder`.
+"""`kjbod metadata dump --kafka-file FILE`: any Kafka metadata file as JSON-ready rows, like
+`kafka-dump-log --cluster-metadata-decoder`.
 
 A KRaft snapshot, a `bootstrap.checkpoint` and a `__cluster_metadata` log segment are all
 streams of record batches v2, so one reader serves them all. For each batch it gives a row
@@ -24,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from kjbod.records.wire import WireError, decode_metadata_value
-from kjbod.storage.kraft_snapshot import CONTROL_SCHEMAS, SnapshotError, decode_control
-from kjbod.storage.record_batch import BatchError, RecordBatch, TornBatch, read_batch_at
+from kjbod.kafka_formats.kraft_snapshot import CONTROL_SCHEMAS, SnapshotError, decode_control
+from kjbod.kafka_formats.record_batch import BatchError, RecordBatch, TornBatch, read_batch_at
 
 
 @dataclass

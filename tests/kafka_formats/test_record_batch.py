@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kjbod.storage.record_batch import (
+from kjbod.kafka_formats.record_batch import (
     CONTROL_SNAPSHOT_HEADER,
     HEADER_SIZE,
     BatchError,

@@ -9,8 +9,8 @@ import pytest
 from kjbod.records import FeatureLevelRecord, NoOpRecord, PartitionChangeRecord, PartitionRecord, TopicRecord
 from kjbod.records.codec import RecordRun
 from kjbod.records.wire import encode_metadata_value, encode_record
-from kjbod.storage.controller_metadata import read_controller_metadata
-from kjbod.storage.kraft_snapshot import (
+from kjbod.kafka_formats.controller_metadata import read_controller_metadata
+from kjbod.kafka_formats.kraft_snapshot import (
     SnapshotError,
     SnapshotId,
     Voter,
@@ -18,7 +18,7 @@ from kjbod.storage.kraft_snapshot import (
     voters_message,
     write_kraft_snapshot,
 )
-from kjbod.storage.record_batch import CONTROL_KRAFT_VOTERS, batch_bytes, control_batch, data_records
+from kjbod.kafka_formats.record_batch import CONTROL_KRAFT_VOTERS, batch_bytes, control_batch, data_records
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "kafka"
 T = 1_700_000_000_000

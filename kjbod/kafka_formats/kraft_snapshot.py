@@ -33,7 +33,7 @@ from pathlib import Path
 from kjbod.common.durable import fsync_directory
 from kjbod.common.java import hashmap_order
 from kjbod.records.wire import MetadataValue, WireError, codec, decode_metadata_value, kafka_json
-from kjbod.storage.record_batch import (
+from kjbod.kafka_formats.record_batch import (
     CONTROL_KRAFT_VERSION,
     CONTROL_KRAFT_VOTERS,
     CONTROL_LEADER_CHANGE,
