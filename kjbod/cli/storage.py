@@ -18,8 +18,9 @@ from kjbod.cli.render import Lines, emit
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from kjbod.storage.ensemble import EnsureIdsResult, InfoReport, LoadedDirectory
-    from kjbod.storage.formatter import DirectoryPlan, FormatOutcome
+    from kjbod.storage.ensemble import LoadedDirectory
+    from kjbod.tools.storage.meta import EnsureIdsResult, InfoReport
+    from kjbod.tools.storage.formatter import DirectoryPlan, FormatOutcome
 
 meta_app = typer.Typer(
     help="Read and repair the meta.properties of this node's log directories.\n\nExample: kjbod meta info -c /etc/kafka/server.properties", no_args_is_help=True
@@ -81,8 +82,8 @@ def format_command(
 
     Example: kjbod format -c /etc/kafka/server.properties -t XcZZOzUqS4yHOjhMQB6JLQ --ignore-formatted
     """
-    from kjbod.storage.formatter import FormatFailed, FormatRequest, NoDirectoriesToFormat
-    from kjbod.tools.format import format_storage
+    from kjbod.tools.storage.formatter import FormatFailed, FormatRequest, NoDirectoriesToFormat
+    from kjbod.tools.storage.format import format_storage
 
     app_ = app_context(ctx)
     request = FormatRequest(
@@ -124,14 +125,14 @@ def _warn_unreadable(app_: AppContext, unreadable: Sequence[DirectoryPlan], advi
 
 
 def _emit_format(app_: AppContext, outcome: FormatOutcome) -> None:
-    from kjbod.storage.formatter import DirectoryStatus, StateStatus
+    from kjbod.tools.storage.formatter import DirectoryStatus, StateStatus
 
     plan = outcome.plan
     mv = plan.metadata_version
     lines = _unreadable_lines(plan.unreadable)
     if plan.all_formatted:
         lines.append("All of the log directories are already formatted.")
-    # Sorted directory order (Kafka: Java HashMap order), see kjbod.storage.formatter.
+    # Sorted directory order (Kafka: Java HashMap order), see kjbod.tools.storage.formatter.
     for result in outcome.directories:
         kind = result.plan.kind.value if result.plan.kind else ""
         if result.status in (DirectoryStatus.FORMATTED, DirectoryStatus.FAILED):
@@ -160,7 +161,7 @@ def meta_info(ctx: typer.Context, config: ConfigOption) -> None:
 
     Example: kjbod meta info -c /etc/kafka/server.properties
     """
-    from kjbod.storage.ensemble import storage_info
+    from kjbod.tools.storage.meta import storage_info
 
     app_ = app_context(ctx)
     report = storage_info(config)
@@ -212,7 +213,7 @@ def meta_show(
     Example: kjbod meta show /data/d1 /data/d2
     """
     from kjbod.errors import OperationFailed
-    from kjbod.storage.ensemble import show_directories
+    from kjbod.tools.storage.meta import show_directories
 
     app_ = app_context(ctx)
     loaded = show_directories(directories)
@@ -261,7 +262,7 @@ def meta_ensure_ids(
 
     Example: kjbod meta ensure-ids -c /etc/kafka/server.properties
     """
-    from kjbod.storage.ensemble import EnsureIdsFailed, ensure_directory_ids
+    from kjbod.tools.storage.meta import EnsureIdsFailed, ensure_directory_ids
 
     app_ = app_context(ctx)
     try:
@@ -273,7 +274,7 @@ def meta_ensure_ids(
 
 
 def _emit_ensure_ids(app_: AppContext, result: EnsureIdsResult) -> None:
-    from kjbod.storage.ensemble import IdStatus
+    from kjbod.tools.storage.meta import IdStatus
 
     lines = []
     for item in result.directories:

@@ -251,7 +251,7 @@ def test_standalone_writes_the_kip_853_bootstrap_snapshot(cli: Cli, tmp_path: Pa
 
 
 def test_a_write_failure_shows_what_was_done(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from kjbod.storage import formatter
+    from kjbod.tools.storage import formatter
 
     real_write = formatter.write_meta_properties
 

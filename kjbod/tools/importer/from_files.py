@@ -594,7 +594,7 @@ def resolve_metadata_version(text: str | None) -> MetadataVersion:
 
 def bootstrap_feature_records(mv: MetadataVersion) -> tuple[Record, ...]:
     """What `kjbod format` writes for a new cluster at this metadata.version."""
-    from kjbod.storage.formatter import bootstrap_records, effective_feature_levels
+    from kjbod.tools.storage.formatter import bootstrap_records, effective_feature_levels
 
     return bootstrap_records(effective_feature_levels(mv, {}, unstable=False, dynamic_quorum=False))
 

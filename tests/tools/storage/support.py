@@ -1,4 +1,4 @@
-"""Helpers for the storage tools' tests: server.properties files and formatted directories."""
+"""Builders for the storage tools' tests: server.properties files and formatted directories."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`kjbod format` on a controller: the directories, then the cluster state's bootstrap, once (tools/format.py)."""
+"""`kjbod format` on a controller: the directories, then the cluster state's bootstrap, once (tools/storage/format.py)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from kjbod.image import EMPTY_IMAGE, replay_all
 from kjbod.records import FeatureLevelRecord
 from kjbod.state import StateDirectory
 from kjbod.state.cluster_state import read_image
-from kjbod.storage.formatter import (
+from kjbod.tools.storage.formatter import (
     DirectoryStatus,
     FormatFailed,
     FormatRequest,
     StateStatus,
 )
-from kjbod.tools.format import format_storage
-from tests.storage.conftest import BROKER, CLUSTER_ID, CONTROLLER, DATE, WriteConfig
+from kjbod.tools.storage.format import format_storage
+from tests.tools.storage.support import BROKER, CLUSTER_ID, CONTROLLER, DATE, WriteConfig
 
 VOTER_DIR_ID = "ZNJ-ywU0nnQwRv5eRRU9ow"
 

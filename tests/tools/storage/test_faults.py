@@ -16,19 +16,20 @@ import pytest
 from pyfakefs.fake_filesystem import FakeFilesystem
 from pyfakefs.fake_filesystem_unittest import Patcher
 
+from kjbod.records.wire import SCHEMA_DIR
 from kjbod.state import StateDirectory
 from kjbod.kafka_formats.bootstrap_checkpoint import BOOTSTRAP_CHECKPOINT
-from kjbod.storage.ensemble import EnsureIdsFailed, ensure_directory_ids
-from kjbod.storage.formatter import FormatFailed, FormatRequest
+from kjbod.tools.storage.meta import EnsureIdsFailed, ensure_directory_ids
+from kjbod.tools.storage.formatter import FormatFailed, FormatRequest
 from kjbod.storage.meta_properties import (
     MetaProperties,
     read_meta_properties,
     write_meta_properties,
 )
 from kjbod.storage.properties import PropertiesError
-from kjbod.tools.format import format_storage
+from kjbod.tools.storage.format import format_storage
 
-from .conftest import CLUSTER_ID, DATE, properties_text
+from tests.tools.storage.support import CLUSTER_ID, DATE, properties_text
 
 CONFIG = Path("/etc/kafka/server.properties")
 BROKER = {"process.roles": "broker", "node.id": "1", "controller.quorum.voters": "3000@c:9093"}
@@ -38,6 +39,9 @@ BROKER = {"process.roles": "broker", "node.id": "1", "controller.quorum.voters":
 def fake_fs() -> Iterator[FakeFilesystem]:
     with Patcher(allow_root_user=False) as patcher:
         assert patcher.fs is not None
+        # Kafka's message schemas, read on first use (and cached) to write bootstrap.checkpoint:
+        # without them here, a run of this file alone would cache none.
+        patcher.fs.add_real_directory(SCHEMA_DIR, lazy_read=False)
         yield patcher.fs
 
 
@@ -157,7 +161,7 @@ def test_errno_of_the_simulated_full_disk(fake_fs: FakeFilesystem) -> None:
 
 
 def test_info_on_an_unreadable_meta_properties_names_it(fake_fs: FakeFilesystem) -> None:
-    from kjbod.storage.ensemble import storage_info
+    from kjbod.tools.storage.meta import storage_info
 
     write_config(fake_fs, "/data/d1")
     fake_fs.create_file("/data/d1/meta.properties", contents="version=1\n", st_mode=0o100000)

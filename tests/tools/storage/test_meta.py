@@ -9,19 +9,12 @@ import pytest
 
 from kjbod.common.kafka_uuid import DirectoryId
 from kjbod.errors import UserError
-from kjbod.storage.ensemble import (
-    DirectoryState,
-    EnsureIdsFailed,
-    IdStatus,
-    ensure_directory_ids,
-    java_path_string,
-    show_directories,
-    storage_info,
-)
+from kjbod.storage.ensemble import DirectoryState
 from kjbod.storage.meta_properties import MetaProperties, read_meta_properties
 from kjbod.storage.properties import read_properties
+from kjbod.tools.storage.meta import EnsureIdsFailed, IdStatus, ensure_directory_ids, java_path_string, show_directories, storage_info
 
-from .conftest import BROKER, CLUSTER_ID, DATE, WriteConfig, format_by_hand
+from tests.tools.storage.support import BROKER, CLUSTER_ID, DATE, WriteConfig, format_by_hand
 
 ID_A = "ZNJ-ywU0nnQwRv5eRRU9ow"
 ID_B = "3Ysf3XtkRKaFMEp3Xxj5DA"
@@ -224,16 +217,16 @@ def test_a_failed_write_keeps_earlier_ids_and_names_the_directory(
     for name in ("d1", "d2", "d3"):
         format_by_hand(tmp_path / name, MetaProperties(1, CLUSTER_ID, 1, None))
     before_d2 = (tmp_path / "d2" / "meta.properties").read_bytes()
-    from kjbod.storage import ensemble
+    from kjbod.tools.storage import meta
 
-    real_write = ensemble.write_meta_properties
+    real_write = meta.write_meta_properties
 
     def failing(directory: Path, props: dict, date: object = None) -> None:
         if directory.name == "d2":
             raise PermissionError(13, "Permission denied", str(directory / "meta.properties.tmp"))
         real_write(directory, props, date)
 
-    monkeypatch.setattr(ensemble, "write_meta_properties", failing)
+    monkeypatch.setattr(meta, "write_meta_properties", failing)
     with pytest.raises(EnsureIdsFailed) as caught:
         ensure_directory_ids(config)
     assert caught.value.message == (

@@ -12,7 +12,7 @@ from kjbod.common.kafka_uuid import DirectoryId, Uuid
 from kjbod.errors import UsageError, UserError
 from kjbod.records import FeatureLevelRecord
 from kjbod.state import StateDirectory
-from kjbod.storage.formatter import (
+from kjbod.tools.storage.formatter import (
     DirectoryAction,
     DirectoryKind,
     DirectoryStatus,
@@ -21,9 +21,9 @@ from kjbod.storage.formatter import (
     plan_format,
 )
 from kjbod.storage.meta_properties import MetaProperties, read_meta_properties
-from kjbod.tools.format import format_storage
+from kjbod.tools.storage.format import format_storage
 
-from .conftest import BROKER, CLUSTER_ID, CONTROLLER, DATE, WriteConfig, format_by_hand
+from tests.tools.storage.support import BROKER, CLUSTER_ID, CONTROLLER, DATE, WriteConfig, format_by_hand
 
 VOTER_DIR_ID = "ZNJ-ywU0nnQwRv5eRRU9ow"
 
@@ -405,7 +405,7 @@ def test_a_failure_part_way_keeps_earlier_directories_and_leaves_the_failed_one_
     write_config: WriteConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config = write_config({**BROKER, "log.dirs": "{tmp}/a1,{tmp}/b/new/d2,{tmp}/c3"})
-    from kjbod.storage import formatter
+    from kjbod.tools.storage import formatter
 
     real_write = formatter.write_meta_properties
 
@@ -449,7 +449,7 @@ def test_the_ibp_setting_counts_as_a_release_version(write_config: WriteConfig) 
 
 # The KIP-853 bootstrap snapshot -------------------------------------------------------------------
 
-KAFKA_FORMAT = Path(__file__).parents[1] / "fixtures" / "kafka" / "format-initial"
+KAFKA_FORMAT = Path(__file__).parents[2] / "fixtures" / "kafka" / "format-initial"
 
 
 def test_initial_controllers_get_the_bootstrap_snapshot_kafkas_formatter_writes(write_config: WriteConfig, tmp_path: Path) -> None:
@@ -483,7 +483,7 @@ def test_only_a_dynamic_metadata_directory_gets_the_snapshot(write_config: Write
 
 
 def test_a_failure_after_the_snapshot_removes_it_too(write_config: WriteConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from kjbod.storage import formatter
+    from kjbod.tools.storage import formatter
 
     def full_disk(directory: Path, props: dict, date: object = None) -> None:
         raise OSError(28, "No space left on device", str(directory / "meta.properties.tmp"))
@@ -508,6 +508,6 @@ def test_voters_need_a_controller_listener_name(write_config: WriteConfig) -> No
      ("::ffff:10.1.2.3", "10.1.2.3"), ("c1.example", "c1.example")],
 )
 def test_voter_hosts_as_java_prints_them(host: str, java: str) -> None:
-    from kjbod.storage.voters import java_host_string
+    from kjbod.tools.storage.voters import java_host_string
 
     assert java_host_string(host) == java

@@ -1,7 +1,7 @@
 """`kjbod format`: kafka-storage format (storage reference §1.3-§1.6) and, on a controller, the
 cluster state's bootstrap.
 
-kjbod.storage.formatter plans and writes the log directories as Kafka's Formatter does; a
+kjbod.tools.storage.formatter plans and writes the log directories as Kafka's Formatter does; a
 controller node then initialises the cluster state with the bootstrap records, once: the
 feature levels, and the controller quorum where it starts (kjbod.controller.quorum_control):
 the KIP-853 voter set of --standalone / --initial-controllers with kraft.version 1, or the static
@@ -23,7 +23,7 @@ from kjbod.errors import KjbodError, UserError
 from kjbod.image import ReplicaKey, VoterNode
 from kjbod.records import ControllerEndpoint, KjbodClusterRecord, KjbodStaticVoter, Record, VoterEndpoint
 from kjbod.storage.config import SECURITY_PROTOCOL_IDS, NodeConfig
-from kjbod.storage.formatter import (
+from kjbod.tools.storage.formatter import (
     DirectoryAction,
     DirectoryResult,
     DirectoryStatus,
@@ -36,7 +36,7 @@ from kjbod.storage.formatter import (
     plan_format,
     write_plan,
 )
-from kjbod.storage.voters import parse_static_voters
+from kjbod.tools.storage.voters import parse_static_voters
 
 
 class ControllerState(Protocol):

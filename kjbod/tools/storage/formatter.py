@@ -4,7 +4,7 @@
 checks the flags in StorageTool's order and the directories in the Formatter's order (with
 Kafka's messages), chooses the metadata.version and feature levels, and decides for each
 directory whether it is formatted and with which directory id. `write_plan` then writes the new
-directories; kjbod.tools.format adds the controller's cluster-state bootstrap. A dry run is the
+directories; kjbod.tools.storage.format adds the controller's cluster-state bootstrap. A dry run is the
 plan alone. A dynamic metadata directory (--standalone / --initial-controllers) also gets the
 KIP-853 bootstrap snapshot holding the initial voter set, byte for byte as Kafka writes it.
 
@@ -59,7 +59,7 @@ from kjbod.storage.ensemble import (
     generate_directory_id,
 )
 from kjbod.storage.meta_properties import MetaProperties, write_meta_properties
-from kjbod.storage.voters import DynamicVoter, java_host_string, parse_voters
+from kjbod.tools.storage.voters import DynamicVoter, java_host_string, parse_voters
 
 Notify = Callable[[str], None]
 
