@@ -25,6 +25,7 @@ from kjbod.records import (
     VoterEndpoint,
     VotersRecord,
 )
+from kjbod.simulation.clock import ClockControl
 
 CLUSTER = "XcZZOzUqS4yHOjhMQB6JLQ"
 DIRS = {
@@ -69,7 +70,7 @@ def run(image: Image, result: ControllerResult) -> Image:
 
 
 def advance(image: Image, ms: int = 1000) -> Image:
-    return run(image, Controller(image).clock.advance(ms))
+    return run(image, ClockControl(image).advance(ms))
 
 
 def start(image: Image, node_id: int, **kwargs: object) -> Image:
@@ -140,14 +141,14 @@ def test_a_new_voter_must_have_caught_up_and_catches_up_at_its_rate_as_the_clock
     image = start(standalone(), 2, catch_up_rate=2)
     target = image.next_offset
     refused(add(image, 2), Errors.REQUEST_TIMED_OUT, f"Aborted add voter operation for ReplicaKey(id=2, directoryId=Optional[{DIRS[2]}]) since it is lagging behind")
-    result = Controller(image).clock.advance(1000)
+    result = ClockControl(image).advance(1000)
     assert result.response.quorum.catching_up == ((ReplicaKey(2, DIRS[2]), 2, target),)
     image = run(image, result)
     refused(add(image, 2), Errors.REQUEST_TIMED_OUT, f"Aborted add voter operation for ReplicaKey(id=2, directoryId=Optional[{DIRS[2]}]) since it is lagging behind")
     # It needs the rest of the leader's log as it is now (the advance appended to it) at 2 records/s.
     needed_ms = math_ceil_ms(image.next_offset - 2, 2)
-    assert Controller(image).clock.advance(needed_ms - 1).response.quorum.caught_up == ()
-    result = Controller(image).clock.advance(needed_ms)
+    assert ClockControl(image).advance(needed_ms - 1).response.quorum.caught_up == ()
+    result = ClockControl(image).advance(needed_ms)
     assert result.response.quorum.caught_up == ((ReplicaKey(2, DIRS[2]), 1000 + needed_ms),)
     assert any(isinstance(r, RegisterControllerRecord) and r.controller_id == 2 for r in result.records)
     image = run(image, result)
@@ -181,7 +182,7 @@ def test_one_voter_change_at_a_time() -> None:
     refused(add(image, 3), Errors.REQUEST_TIMED_OUT, "Request timed out waiting for leader to handle previous voter change request")
     refused(remove(image, 2), Errors.REQUEST_TIMED_OUT, "Request timed out waiting for leader to handle previous voter change request")
     assert not Controller(image).quorum.describe().change_committed
-    result = Controller(image).clock.advance(1000)
+    result = ClockControl(image).advance(1000)
     assert result.response.quorum.committed == (image.quorum.voters_offset, (1, 2))
     image = run(image, result)
     assert Controller(image).quorum.describe().change_committed
@@ -271,7 +272,7 @@ def test_a_leader_that_removes_itself_leads_until_the_change_commits_then_resign
     assert (voters(image), image.quorum.leader_id) == ((2, 3), 1)
     info = Controller(image).quorum.describe()
     assert info.leader.key.id == 1 and [r.key.id for r in info.observers] == [1]
-    tick = Controller(image).clock.advance(1000)
+    tick = ClockControl(image).advance(1000)
     change = tick.response.quorum.leader_change
     assert change is not None and (change.previous, change.leader, change.epoch) == (1, 2, 2)
     image = run(image, tick)
@@ -358,6 +359,6 @@ def test_an_unregistered_voter_blocks_a_feature_upgrade() -> None:
 
 def test_advance_until_idle_waits_for_a_catching_up_controller() -> None:
     image = start(standalone(), 2, catch_up_rate=3)
-    result = Controller(image).clock.advance_until_idle()
+    result = ClockControl(image).advance_until_idle()
     assert result.response.quorum.caught_up == ((ReplicaKey(2, DIRS[2]), math_ceil_ms(image.next_offset, 3)),)
     assert result.response.now_ms == math_ceil_ms(image.next_offset, 3)

@@ -1,6 +1,6 @@
 """The simulated clock of the cluster state (kjbod's own; Kafka runs on wall-clock time).
 
-Advancing it runs the copy model (kjbod.controller.copy_model): replicas being added fill up at the
+Advancing it runs the copy model (kjbod.simulation.copy_model): replicas being added fill up at the
 effective rates, join the ISR when caught up (completing reassignments), and future replicas
 are promoted. The controller quorum moves too (kjbod.controller.quorum_control): controllers
 catch up and register, a voter change commits, a leader that removed itself resigns. The whole
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kjbod.controller.copy_model import (
+from kjbod.simulation.copy_model import (
     ALTER_LOG_DIRS_RATE,
     HORIZON_MS,
     REPLICATION_RATE,
@@ -61,7 +61,7 @@ def format_duration(ms: int) -> str:
 class ClockAdvance:
     previous_ms: int
     now_ms: int
-    # What the copies did meanwhile (see kjbod.controller.copy_model).
+    # What the copies did meanwhile (see kjbod.simulation.copy_model).
     completed: tuple[CopyCompletion, ...] = ()
     in_progress: tuple[Copy, ...] = ()
     blocked: tuple[Copy, ...] = ()

@@ -17,15 +17,16 @@ from kjbod.common.kafka_configs import (
     LEADER_THROTTLED_REPLICAS,
     LOG_DIRS_THROTTLED_RATE,
 )
-from kjbod.controller import Controller, copy_model
-from kjbod.controller.copy_model import ALTER_LOG_DIRS_RATE, REPLICATION_RATE, copies, outlook, simulate
+from kjbod.controller import Controller
+from kjbod.simulation import copy_model
+from kjbod.simulation.copy_model import ALTER_LOG_DIRS_RATE, REPLICATION_RATE, copies, outlook, simulate
 from kjbod.controller.reassignment_control import ReassignmentTarget, ReplicaDirMove
 from kjbod.controller.replication_control import HeartbeatRequest
 from kjbod.image import replay_all
 from kjbod.records import CONFIG_RESOURCE_BROKER, CONFIG_RESOURCE_TOPIC, ConfigRecord, KjbodReplicaLogRecord
 
 from .copy_engine_reference import ReferenceEngine
-from .support import apply, bootstrap, with_brokers, with_topic
+from tests.controller.support import apply, bootstrap, with_brokers, with_topic
 
 MIB = 2**20
 # Rates that divide badly (floors at every step) and rates that are equal across brokers (so

@@ -9,12 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kjbod.controller import Controller
-from kjbod.controller.clock_control import (
+from kjbod.simulation.clock import (
     ClockControl,
     format_duration,
     parse_duration_ms,
 )
-from kjbod.controller.copy_model import (
+from kjbod.simulation.copy_model import (
     DEFAULT_ALTER_LOG_DIRS_RATE,
     DEFAULT_REPLICATION_RATE,
     copies,
@@ -33,7 +33,7 @@ from kjbod.records import (
     PartitionChangeRecord,
 )
 
-from .support import apply, bootstrap, with_brokers, with_topic
+from tests.controller.support import apply, bootstrap, with_brokers, with_topic
 
 GIB = 2**30
 MIB = 2**20

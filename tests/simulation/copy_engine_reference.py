@@ -1,6 +1,6 @@
 """The copy model's engine as it was before it kept rates incrementally (kjbod 0.1.0): every
 class's rate recomputed, and every class's progress advanced, at every step. Kept verbatim as
-the oracle of tests/test_copy_model.py: the incremental engine must give the same runs."""
+the oracle of tests/simulation/test_copy_model.py: the incremental engine must give the same runs."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from kjbod.common.kafka_configs import FOLLOWER_THROTTLED_RATE, LEADER_THROTTLED_RATE
-from kjbod.controller import copy_model
-from kjbod.controller.copy_model import (
+from kjbod.simulation import copy_model
+from kjbod.simulation.copy_model import (
     ClassKey,
     CopyKey,
     CopySettings,
