@@ -21,7 +21,7 @@ from kjbod.common.problems import ValidationFailed
 from kjbod.common.versions import default_supported_ranges
 from kjbod.errors import UserError
 from kjbod.image import EMPTY_IMAGE, Image, replay_all
-from kjbod.log.snapshot import list_snapshots
+from kjbod.state.snapshots.records import list_snapshots
 from kjbod.records import KjbodClockRecord, KjbodLogDir
 from kjbod.state import StateDirectory
 from kjbod.state.cluster_state import ClusterState, read_image

@@ -17,17 +17,17 @@ from kjbod.controller.reassignment_control import ReassignmentTarget, ReplicaDir
 from kjbod.controller.replication_control import CreateTopicRequest, HeartbeatRequest
 from kjbod.errors import CorruptStateError
 from kjbod.image import Image, replay_all
-from kjbod.log.columnar_snapshot import write_columnar_snapshot
+from kjbod.state.snapshots.columnar import write_columnar_snapshot
 from kjbod.log.framing import read_batch
-from kjbod.log.snapshot import list_snapshots, read_header, write_snapshot
+from kjbod.state.snapshots.records import list_snapshots, read_header, write_snapshot
 from kjbod.records import KjbodClockRecord, Record
 from kjbod.state import snapshots
 from kjbod.state.cluster_state import ClusterState, read_image, run_operation
 from kjbod.state.inspect import verify_state
 from kjbod.tools.kafka_export import export_kafka_snapshot
 
-from ..conftest import Cli
-from ..controller.support import bootstrap, with_brokers
+from ...conftest import Cli
+from ...controller.support import bootstrap, with_brokers
 
 
 def cluster_records() -> tuple[list[list[Record]], Image]:
@@ -263,7 +263,7 @@ def test_a_snapshot_that_cannot_be_written_leaves_the_write_standing(tmp_path: P
     assert list_snapshots(tmp_path) == []
 
 
-BEFORE_COLUMNS = Path(__file__).parents[1] / "fixtures" / "state-before-columns"
+BEFORE_COLUMNS = Path(__file__).parents[2] / "fixtures" / "state-before-columns"
 
 
 def test_a_state_written_by_kjbod_before_columnar_snapshots_reads_the_same_and_converts(tmp_path: Path, cli: Cli) -> None:

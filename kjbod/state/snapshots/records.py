@@ -65,7 +65,7 @@ def damaged_snapshot(path: Path, reason: str) -> CorruptStateError:
 
 def read_header(path: Path) -> dict:
     """The snapshot's header (its first batch): the end offset, and for a columnar snapshot
-    (kjbod/log/columnar_snapshot.py) its layout. Reads nothing else."""
+    (kjbod/state/snapshots/columnar.py) its layout. Reads nothing else."""
     with path.open("rb") as handle:
         head = handle.read(64 * 1024)
     if not head:

@@ -1,10 +1,12 @@
-"""The snapshots of a cluster state: loading the newest valid one (of either layout), writing a
-columnar one, when to write one without being asked, and which to keep.
+"""The snapshots of a cluster state, all in this package: loading the newest valid one (of either
+layout), writing a columnar one, when to write one without being asked, and which to keep.
 
 The record log is the source of truth; a snapshot is the image at a commit boundary, kept so
 that opening the state does not replay the whole log. kjbod writes columnar snapshots
-(kjbod/log/columnar_snapshot.py), which open in milliseconds; snapshots of records, written by
-kjbod before them, still load (slowly, as before) until the next write replaces them.
+(`columnar`), which open in milliseconds; snapshots of records (`records`), written by kjbod
+before them, still load (slowly, as before) until the next write replaces them. Both files are
+framed like the log (kjbod.log.framing) and share their name and header. Kafka's own snapshot
+format is another thing: kjbod.kafka_formats.kraft_snapshot.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from kjbod.errors import CorruptStateError, ReplayError
 from kjbod.image import EMPTY_IMAGE, Delta, Image
 from kjbod.image.columns import UNKNOWN_SIZE, PartitionTable
 from kjbod.image.topics import TopicsImage
-from kjbod.log.columnar_snapshot import ColumnarSnapshot, is_columnar, read_columnar_snapshot, write_columnar_snapshot
-from kjbod.log.snapshot import list_snapshots, read_header, read_snapshot
+from kjbod.state.snapshots.columnar import ColumnarSnapshot, is_columnar, read_columnar_snapshot, write_columnar_snapshot
+from kjbod.state.snapshots.records import list_snapshots, read_header, read_snapshot
 from kjbod.records.codec import RecordDecodeError, entry_count
 
 # A write that leaves this many records or more after the newest columnar snapshot writes a new

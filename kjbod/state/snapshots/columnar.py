@@ -1,6 +1,6 @@
 """Columnar snapshots: the image's bulk as arrays a command maps into memory and reads in place.
 
-A snapshot of records (kjbod/log/snapshot.py) must be decoded and replayed whole before a command
+A snapshot of records (kjbod/state/snapshots/records.py) must be decoded and replayed whole before a command
 can answer anything: seconds for a million partitions. A columnar snapshot holds the same image
 as named numpy arrays (one row per partition, one entry per replica; kjbod/image/columns.py says
 what they are) and the small rest (features, brokers, configs, the clock) as records. Opening it
@@ -40,7 +40,7 @@ import orjson
 
 from kjbod.common.durable import atomic_file, write_all
 from kjbod.log.framing import ATTR_CONTROL, HEADER_SIZE, ScanStop, encode_batch, encode_batch_header, read_batch
-from kjbod.log.snapshot import damaged_snapshot, snapshot_name
+from kjbod.state.snapshots.records import damaged_snapshot, snapshot_name
 from kjbod.records import Record
 from kjbod.records.codec import RecordDecodeError, RecordRun, decode_entries, encode_entries, entry_count
 
