@@ -40,7 +40,7 @@ from kjbod.records import KjbodBrokerLogDirsRecord, KjbodClusterRecord, KjbodLog
 from kjbod.records.codec import RecordRun, entry_count
 from kjbod.kafka_formats.controller_metadata import ControllerMetadata, read_controller_metadata
 from kjbod.kafka_formats.kraft_snapshot import SnapshotError, SnapshotId
-from kjbod.tools.importer.from_files import NewState, write_new_state
+from kjbod.tools.importer.new_state import NewState, write_new_state
 from kjbod.tools.log_dirs.importer import plan_log_dirs_import, plan_observations_import, state_shape
 from kjbod.tools.log_dirs.saved_output import Observation, Observations, json_start, read_log_dirs_outputs, split_partition_name
 
