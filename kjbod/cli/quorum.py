@@ -69,7 +69,7 @@ def describe(
     """
     from kjbod.controller import Controller
     from kjbod.controller.quorum_control import QuorumError
-    from kjbod.tools import quorum as tool
+    from kjbod.tools.quorum import describe as tool
 
     app_ = app_context(ctx)
     tool.check_describe_flags(status, replication, human_readable)
@@ -93,7 +93,7 @@ def add_controller(ctx: typer.Context, config: ConfigOption, dry_run: DryRunOpti
 
     Example: kjbod quorum add-controller --config /etc/kafka/controller-2.properties
     """
-    from kjbod.tools import quorum as tool
+    from kjbod.tools.quorum import voter_changes as tool
     from kjbod.tools.quorum.controller_config import read_controller
 
     app_ = app_context(ctx)
@@ -117,7 +117,7 @@ def remove_controller(
 
     Example: kjbod quorum remove-controller --controller-id 3 --controller-directory-id ZNJ-ywU0nnQwRv5eRRU9ow
     """
-    from kjbod.tools import quorum as tool
+    from kjbod.tools.quorum import voter_changes as tool
 
     app_ = app_context(ctx)
     key = tool.parse_remove_request(controller_id, controller_directory_id)
@@ -126,7 +126,7 @@ def remove_controller(
 
 
 def _emit_change(app_: AppContext, change, line, dry_run: bool) -> None:  # noqa: ANN001
-    from kjbod.tools import quorum as tool
+    from kjbod.tools.quorum import voter_changes as tool
 
     if not change.error.is_success:
         _fail(app_, tool.change_error(change))
