@@ -8,7 +8,7 @@ import random
 from kjbod.common.kafka_uuid import DirectoryId, Uuid
 from kjbod.controller import Controller, ControllerResult
 from kjbod.controller.cluster_control import BrokerRegistrationRequest
-from kjbod.controller.quorum_control import ControllerProcess, VoterChange, bootstrap_records
+from kjbod.controller.quorum_control import ControllerProcess, VoterChange, quorum_bootstrap_records
 from kjbod.controller.replication_control import CreateTopicRequest, HeartbeatRequest
 from kjbod.image import EMPTY_IMAGE, Image, ReplicaKey, VoterNode, replay_all
 from kjbod.records import ControllerEndpoint, FeatureLevelRecord, KjbodClusterRecord, KjbodLogDir, KjbodStaticVoter
@@ -89,7 +89,7 @@ def standalone(level: int = 30) -> Image:
     features = [FeatureLevelRecord(name="metadata.version", feature_level=level), KjbodClusterRecord(cluster_id=CLUSTER, controller_id=1)]
     local = process(1)
     voters = (VoterNode(local.key, local.voter_endpoints, (0, 1)),)
-    quorum = bootstrap_records(
+    quorum = quorum_bootstrap_records(
         local=local, kraft_version=1, first_offset=len(features), dynamic_voters=voters, rng=random.Random(1)
     )
     return replay_all(EMPTY_IMAGE, [*features, *quorum])
@@ -99,7 +99,7 @@ def static(ids: tuple[int, ...] = (1, 2, 3)) -> Image:
     """`format` on controller 1 with controller.quorum.voters: kraft.version 0."""
     features = [FeatureLevelRecord(name="metadata.version", feature_level=30), KjbodClusterRecord(cluster_id=CLUSTER, controller_id=1)]
     voters = tuple(KjbodStaticVoter(voter_id=i, listener="CONTROLLER", host=f"c{i}", port=9093) for i in ids)
-    quorum = bootstrap_records(
+    quorum = quorum_bootstrap_records(
         local=process(1), kraft_version=0, first_offset=len(features), static_voters=voters, rng=random.Random(1)
     )
     return replay_all(EMPTY_IMAGE, [*features, *quorum])

@@ -595,9 +595,9 @@ def resolve_metadata_version(text: str | None) -> MetadataVersion:
 
 def bootstrap_feature_records(mv: MetadataVersion) -> tuple[Record, ...]:
     """What `kjbod format` writes for a new cluster at this metadata.version."""
-    from kjbod.tools.storage.formatter import bootstrap_records, effective_feature_levels
+    from kjbod.tools.storage.formatter import effective_feature_levels, feature_level_records
 
-    return bootstrap_records(effective_feature_levels(mv, {}, unstable=False, dynamic_quorum=False))
+    return feature_level_records(effective_feature_levels(mv, {}, unstable=False, dynamic_quorum=False))
 
 
 def plan_import(request: ImportRequest, *, progress: Progress = ignore, base_offset: int = 0) -> ImportPlan:

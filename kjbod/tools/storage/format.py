@@ -18,7 +18,7 @@ from typing import Protocol
 
 from kjbod.common.kafka_uuid import Uuid
 from kjbod.common.versions import KRAFT_VERSION, default_supported_ranges
-from kjbod.controller.quorum_control import ControllerProcess, bootstrap_records
+from kjbod.controller.quorum_control import ControllerProcess, quorum_bootstrap_records
 from kjbod.errors import KjbodError, UserError
 from kjbod.image import ReplicaKey, VoterNode
 from kjbod.records import ControllerEndpoint, KjbodClusterRecord, KjbodStaticVoter, Record, VoterEndpoint
@@ -130,7 +130,7 @@ def state_bootstrap_records(plan: FormatPlan, rng: random.Random | None = None) 
             VoterNode(ReplicaKey(v.node_id, v.directory_id), (VoterEndpoint(name=listener, host=v.host, port=v.port),), (0, 1))
             for v in plan.initial_controllers
         )
-        return records + bootstrap_records(
+        return records + quorum_bootstrap_records(
             local=local, kraft_version=kraft_version, first_offset=len(records), dynamic_voters=voters, rng=rng
         )
     if config.quorum_voters:
@@ -139,7 +139,7 @@ def state_bootstrap_records(plan: FormatPlan, rng: random.Random | None = None) 
             for v in parse_static_voters(config.quorum_voters)
         )
         if static:
-            return records + bootstrap_records(
+            return records + quorum_bootstrap_records(
                 local=local, kraft_version=0, first_offset=len(records), static_voters=static, rng=rng
             )
     return records

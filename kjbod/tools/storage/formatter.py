@@ -201,7 +201,7 @@ def effective_feature_levels(
     return levels
 
 
-def bootstrap_records(levels: dict[str, int]) -> tuple[FeatureLevelRecord, ...]:
+def feature_level_records(levels: dict[str, int]) -> tuple[FeatureLevelRecord, ...]:
     """BootstrapMetadata.fromVersions (§1.4.5): metadata.version first, then every other feature
     except kraft.version with a level above 0, by name."""
     records = [FeatureLevelRecord(name=METADATA_VERSION, feature_level=levels[METADATA_VERSION])]
@@ -336,7 +336,7 @@ def plan_format(request: FormatRequest, *, rng: random.Random | None = None) -> 
         raise FormatError(f"You must specify a valid non-negative node ID. (node.id in {config.path})")
     mv = effective_metadata_version(release, requested, config.unstable_feature_versions)
     levels = effective_feature_levels(mv, requested, config.unstable_feature_versions, bool(voters))
-    records = bootstrap_records(levels)
+    records = feature_level_records(levels)
 
     ensemble = Ensemble.load(config.directories)
     ensemble.verify(request.cluster_id, config.node_id)
