@@ -12,15 +12,12 @@ add-controller's --config is the new controller's server.properties (Kafka reads
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import Annotated, Optional
 
 import typer
 
 from kjbod.cli.context import AppContext, app_context
-from kjbod.cli.render import Lines, emit, emit_error
-
-if TYPE_CHECKING:
-    from kjbod.controller.quorum_control import QuorumError
+from kjbod.cli.render import Lines, emit
 
 app = typer.Typer(
     help="The controller quorum (KIP-853), as kafka-metadata-quorum: describe it, add and remove controllers; "
@@ -43,14 +40,6 @@ def register(root: typer.Typer) -> None:
     root.add_typer(app, name="quorum")
 
 
-def _fail(app_: AppContext, error: QuorumError) -> None:
-    """Kafka's exception line, then kjbod's note, exit 1."""
-    emit_error(app_, error.message, 1)
-    if error.note:
-        app_.message(error.note)
-    raise typer.Exit(1)
-
-
 @app.command()
 def describe(
     ctx: typer.Context,
@@ -68,17 +57,13 @@ def describe(
     Example: kjbod quorum describe --replication
     """
     from kjbod.controller import Controller
-    from kjbod.controller.quorum_control import QuorumError
     from kjbod.tools.quorum import describe as tool
 
     app_ = app_context(ctx)
     tool.check_describe_flags(status, replication, human_readable)
     image = app_.read_image()
-    try:
-        info = Controller(image).quorum.describe()
-    except QuorumError as exc:
-        _fail(app_, exc)
-        return
+    # A refusal (no leader) is a QuorumError: the handler prints Kafka's exception line, then kjbod's note.
+    info = Controller(image).quorum.describe()
     lines = tool.status_lines(info) if status else tool.replication_lines(info, human_readable)
     emit(app_, Lines(lines, tool.describe_json(info)))
 
@@ -129,7 +114,7 @@ def _emit_change(app_: AppContext, change, line, dry_run: bool) -> None:  # noqa
     from kjbod.tools.quorum import voter_changes as tool
 
     if not change.error.is_success:
-        _fail(app_, tool.change_error(change))
+        raise tool.change_error(change)
     emit(app_, Lines([line(change, dry_run)], tool.change_json(change, dry_run)))
     voters = ", ".join(str(v.key.id) for v in change.voters)
     if dry_run:

@@ -161,6 +161,7 @@ def meta_info(ctx: typer.Context, config: ConfigOption) -> None:
 
     Example: kjbod meta info -c /etc/kafka/server.properties
     """
+    from kjbod.errors import AlreadyReported
     from kjbod.tools.storage.meta import storage_info
 
     app_ = app_context(ctx)
@@ -168,7 +169,7 @@ def meta_info(ctx: typer.Context, config: ConfigOption) -> None:
     emit(app_, Lines(_info_lines(report), _info_data(report)))
     if report.problems:
         # kafka-storage info reports problems on stdout and exits 1 without an error message.
-        raise typer.Exit(1)
+        raise AlreadyReported(f"{len(report.problems)} problem(s) found in the log directories of {config}")
 
 
 def _java_map_string(props: dict[str, str]) -> str:

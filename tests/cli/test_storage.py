@@ -304,6 +304,9 @@ def test_meta_info_problems_exit_1_without_an_error_line(cli: Cli, tmp_path: Pat
     config = write_config(tmp_path)
     result = cli("meta", "info", "-c", str(config), state=None)
     assert (result.exit_code, result.stderr) == (1, "")
+    as_json = cli("-o", "json", "meta", "info", "-c", str(config), state=None)
+    assert (as_json.exit_code, as_json.stderr) == (1, "")
+    assert json.loads(as_json.stdout)["problems"][0] == f"{tmp_path}/d1 is not formatted."  # the report, and no error document
     assert result.stdout == (
         "Found log directory:\n"
         f"  {tmp_path}/d1\n"
