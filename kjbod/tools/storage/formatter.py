@@ -77,6 +77,26 @@ class NoDirectoriesToFormat(FormatError):
         super().__init__("No available log directories to format.")
         self.unreadable = unreadable
 
+    def lines(self) -> list[str]:
+        """Kafka's lines before the error."""
+        return unreadable_lines(self.unreadable)
+
+    def notes(self) -> list[str]:
+        """kjbod's warning for each directory, with what to do."""
+        return unreadable_warnings(self.unreadable, "then run format again")
+
+
+def unreadable_lines(unreadable: Sequence[DirectoryPlan]) -> list[str]:
+    """Kafka's line for each directory it cannot read, printed on stdout before the others."""
+    return [f"I/O error trying to read log directory {d.path}. Ignoring..." for d in unreadable]
+
+
+def unreadable_warnings(unreadable: Sequence[DirectoryPlan], advice: str) -> list[str]:
+    return [
+        f"Warning: log directory {d.path} was not formatted: {d.error}; fix it or remove it from log.dirs, {advice}"
+        for d in unreadable
+    ]
+
 
 # Flags -----------------------------------------------------------------------------------------
 
@@ -442,6 +462,36 @@ class FormatOutcome:
     dry_run: bool
     directories: list[DirectoryResult] = field(default_factory=list)
     state: StateBootstrap | None = None
+
+    def lines(self) -> list[str]:
+        """kafka-storage format's lines on stdout, directory by directory in sorted order (Kafka:
+        Java HashMap order). As Kafka, the other directories are formatted and the exit code is 0
+        when one is unreadable; kjbod's warning naming it is among the notes."""
+        mv = self.plan.metadata_version
+        lines = unreadable_lines(self.plan.unreadable)
+        if self.plan.all_formatted:
+            lines.append("All of the log directories are already formatted.")
+        for result in self.directories:
+            kind = result.plan.kind.value if result.plan.kind else ""
+            if result.status in (DirectoryStatus.FORMATTED, DirectoryStatus.FAILED):
+                lines.append(f"Formatting {kind} {result.plan.path} with metadata.version {mv}.")
+            elif result.status is DirectoryStatus.WOULD_FORMAT:
+                # No directory.id here: a real run draws new random ids (-o json shows the plan's).
+                lines.append(f"Would format {kind} {result.plan.path} with metadata.version {mv}.")
+        return lines
+
+    def notes(self) -> list[str]:
+        """What kjbod adds, for stderr: the directories left alone, and the cluster state."""
+        mv = self.plan.metadata_version
+        notes = unreadable_warnings(self.plan.unreadable, "then run format again with --ignore-formatted")
+        state = self.state
+        if state is not None and state.status is StateStatus.INITIALISED:
+            notes.append(f"Initialised the cluster state {state.path} with metadata.version {mv}.")
+        elif state is not None and state.status is StateStatus.WOULD_INITIALISE:
+            notes.append(f"Would initialise the cluster state {state.path} with metadata.version {mv} if it holds no records yet.")
+        elif state is not None and state.status is StateStatus.ALREADY_INITIALISED:
+            notes.append(f"The cluster state {state.path} already holds records; it was left as it is.")
+        return notes
 
     def to_json(self) -> dict[str, object]:
         plan = self.plan

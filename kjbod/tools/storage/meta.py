@@ -51,6 +51,37 @@ class InfoReport:
     problems: list[str] = field(default_factory=list)
     directories: list[LoadedDirectory] = field(default_factory=list)
 
+    def lines(self) -> list[str]:
+        """kafka-storage info's lines (StorageTool.infoCommand), each block followed by an empty line."""
+        lines: list[str] = []
+        if self.found_directories:
+            lines.append("Found log directory:" if len(self.found_directories) == 1 else "Found log directories:")
+            lines.extend(f"  {directory}" for directory in self.found_directories)
+            lines.append("")
+        if self.metadata is not None:
+            lines.append(f"Found metadata: {_java_map_string(self.metadata.to_properties())}")
+            lines.append("")
+        if self.problems:
+            lines.append("Found problem:" if len(self.problems) == 1 else "Found problems:")
+            lines.extend(f"  {problem}" for problem in self.problems)
+            lines.append("")
+        return lines
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "config": str(self.config_path),
+            "foundDirectories": self.found_directories,
+            "metadata": self.metadata.to_properties() if self.metadata else None,
+            "problems": self.problems,
+            "directories": [d.to_json() for d in self.directories],
+        }
+
+
+def _java_map_string(props: dict[str, str]) -> str:
+    """Java TreeMap.toString: {k1=v1, k2=v2} in key order."""
+    items = sorted(props.items(), key=lambda item: item[0].encode("utf-16-be"))
+    return "{" + ", ".join(f"{key}={value}" for key, value in items) + "}"
+
 
 def storage_info(config_path: Path) -> InfoReport:
     """`kafka-storage info` (§1.7): the checks and problem texts of Kafka's infoCommand."""
@@ -100,9 +131,35 @@ def storage_info(config_path: Path) -> InfoReport:
 # meta show -------------------------------------------------------------------------------------
 
 
-def show_directories(paths: Sequence[str]) -> list[LoadedDirectory]:
+@dataclass(frozen=True)
+class ShownDirectories:
+    """`meta show`: each directory given, with its meta.properties or why it has none."""
+
+    directories: list[LoadedDirectory]
+
+    @property
+    def failed(self) -> int:
+        """The directories that could not be read."""
+        return sum(1 for d in self.directories if d.error is not None)
+
+    def lines(self) -> list[str]:
+        return [_show_line(d) for d in self.directories]
+
+    def to_json(self) -> dict[str, object]:
+        return {"directories": [d.to_json() for d in self.directories]}
+
+
+def _show_line(directory: LoadedDirectory) -> str:
+    if directory.meta is not None:
+        return f"{directory.path}: {directory.meta}"
+    if directory.error is not None:
+        return f"{directory.path}: {directory.error}"
+    return f"{directory.path}: not formatted (no meta.properties)"
+
+
+def show_directories(paths: Sequence[str]) -> ShownDirectories:
     """Each directory's meta.properties, in the order given."""
-    return [load_directory(path) for path in paths]
+    return ShownDirectories([load_directory(path) for path in paths])
 
 
 # meta ensure-ids -------------------------------------------------------------------------------
@@ -137,6 +194,24 @@ class EnsureIdsResult:
     config_path: Path
     dry_run: bool
     directories: list[DirectoryIdResult] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """Each directory's id, and whether it is new and written."""
+        lines = []
+        for item in self.directories:
+            if item.status is IdStatus.OFFLINE:
+                lines.append(f"{item.path}: offline ({item.error})")
+            elif item.status is IdStatus.EXISTING:
+                lines.append(f"{item.path}: {item.directory_id}")
+            elif item.written:
+                lines.append(f"{item.path}: {item.directory_id} (new)")
+            elif self.dry_run:
+                lines.append(f"{item.path}: {item.directory_id} (new; not written: dry run)")
+            elif item.error is None:
+                continue  # not reached: a write before it failed
+            else:
+                lines.append(f"{item.path}: {item.directory_id} (new; not written: {item.error})")
+        return lines
 
     def to_json(self) -> dict[str, object]:
         return {

@@ -97,10 +97,16 @@ def test_show_reads_each_directory(tmp_path: Path) -> None:
     (tmp_path / "d2").mkdir()
     (tmp_path / "d3").write_text("")
     shown = show_directories([str(tmp_path / "d3"), str(tmp_path / "d1"), str(tmp_path / "d2")])
-    assert [(d.state, d.meta, d.error) for d in shown] == [
+    assert [(d.state, d.meta, d.error) for d in shown.directories] == [
         (DirectoryState.ERROR, None, f"Cannot read {tmp_path}/d3/meta.properties: Not a directory"),
         (DirectoryState.FORMATTED, MetaProperties(1, CLUSTER_ID, 1, ID_A), None),
         (DirectoryState.EMPTY, None, None),
+    ]
+    assert shown.failed == 1
+    assert shown.lines() == [
+        f"{tmp_path}/d3: Cannot read {tmp_path}/d3/meta.properties: Not a directory",
+        f"{tmp_path}/d1: {MetaProperties(1, CLUSTER_ID, 1, ID_A)}",
+        f"{tmp_path}/d2: not formatted (no meta.properties)",
     ]
 
 
