@@ -38,8 +38,8 @@ from kjbod.kafka_formats.kraft_snapshot import (
     Voter,
     decode_control,
     read_kraft_snapshot,
-    read_metadata_log,
 )
+from kjbod.kafka_formats.metadata_log import read_metadata_log
 from kjbod.kafka_formats.record_batch import CONTROL_KRAFT_VERSION, CONTROL_KRAFT_VOTERS, BatchError, RecordBatch
 
 # Decoded column-wise into runs: the records a snapshot holds by the million.
