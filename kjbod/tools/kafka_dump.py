@@ -19,12 +19,14 @@ write) is a `{"torn": ...}` row, not a problem.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kjbod.records.wire import WireError, decode_metadata_value
+from kjbod.errors import UserError
+from kjbod.records.wire import WireError, decode_metadata_value, schemas
 from kjbod.kafka_formats.kraft_snapshot import CONTROL_SCHEMAS, SnapshotError, decode_control
 from kjbod.kafka_formats.record_batch import BatchError, RecordBatch, TornBatch, read_batch_at
 
@@ -130,3 +132,61 @@ def dump_kafka_file(path: Path) -> tuple[Iterator[dict[str, Any]], DumpReport]:
     data = path.read_bytes()
     report = DumpReport(path)
     return dump_rows(data, report), report
+
+
+# The command -----------------------------------------------------------------------------------
+
+
+def kafka_type_names(names: Sequence[str]) -> set[str]:
+    """Kafka record names from --type: PartitionRecord or PARTITION_RECORD, any Kafka record."""
+    known = {name: name for name in schemas()}
+    known.update({re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper(): name for name in schemas()})
+    wanted = set()
+    for name in names:
+        if name not in known:
+            raise UserError(f"Unknown record type {name}. Known types: {', '.join(sorted(schemas()))}")
+        wanted.add(known[name])
+    return wanted
+
+
+@dataclass
+class KafkaFileDump:
+    """`metadata dump --kafka-file`: the rows asked for (read lazily, once), and the report they
+    fill in as they are read."""
+
+    path: Path
+    rows: Iterator[dict[str, Any]]
+    report: DumpReport
+
+    def to_json(self) -> dict[str, Any]:
+        """The whole dump as one document (reads every row)."""
+        listed = list(self.rows)
+        report = self.report
+        return {"file": str(self.path), "batches": report.batches, "records": report.records, "rows": listed, "problems": report.problems}
+
+    def check(self) -> None:
+        """Once the rows are read: damage is an error naming the first problem's byte."""
+        problems = self.report.problems
+        if problems:
+            more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+            raise UserError(f"{self.path} is damaged {problems[0]}{more}")
+
+
+def dump_file(path: Path, *, from_offset: int = 0, types: Sequence[str] = ()) -> KafkaFileDump:
+    """The rows of `path` at or after `from_offset`: with `types`, only records of those types
+    (and no batch rows); a torn end is always shown."""
+    wanted = kafka_type_names(types)
+    try:
+        rows, report = dump_kafka_file(path)
+    except OSError as exc:
+        raise UserError(f"Cannot read {path}: {exc.strerror or exc}") from None
+
+    def selected(row: dict) -> bool:
+        batch = row.get("batch")
+        if batch is not None:
+            return not wanted and batch["lastOffset"] >= from_offset
+        if "torn" in row:
+            return True
+        return row["offset"] >= from_offset and (not wanted or row.get("type") in wanted)
+
+    return KafkaFileDump(path, (row for row in rows if selected(row)), report)
