@@ -116,26 +116,8 @@ def _emit_change(app_: AppContext, change, line, dry_run: bool) -> None:  # noqa
     if not change.error.is_success:
         raise tool.change_error(change)
     emit(app_, Lines([line(change, dry_run)], tool.change_json(change, dry_run)))
-    voters = ", ".join(str(v.key.id) for v in change.voters)
-    if dry_run:
-        app_.message(f"The voter set would become {voters}.")
-    else:
-        app_.message(
-            f"The voter set is now {voters} (uncommitted, at offset {change.voters_offset}); it commits at the next clock "
-            f"advance at which {change.majority} of its {len(change.voters)} voters have fetched it (kjbod clock advance 1s)"
-            + ("; the leader then resigns and the remaining voters elect a new one." if change.leader_resigns else ".")
-        )
-    note = tool.odd_size_note(len(change.voters))
-    if note:
+    for note in tool.change_notes(change, dry_run):
         app_.message(note)
-
-
-def _supported(specs: Optional[list[str]]) -> dict[str, tuple[int, int]] | None:
-    from kjbod.common.versions import parse_feature_range
-
-    if not specs:
-        return None
-    return dict(parse_feature_range(spec) for spec in specs)
 
 
 @app.command("start-controller")
@@ -158,24 +140,13 @@ def start_controller(
 
     Example: kjbod quorum start-controller --config /etc/kafka/controller-2.properties
     """
+    from kjbod.tools.quorum import processes as tool
     from kjbod.tools.quorum.controller_config import read_controller
 
     app_ = app_context(ctx)
-    process = read_controller(config, catch_up_rate=catch_up_rate, supported_features=_supported(supported_features))
-    result, image = app_.run(lambda c: c.quorum.start_controller(process))
-    started = result.response
-    key = started.key
-    if started.identified:
-        text = f"Controller {key.id} runs as a voter; its directory id is {key.directory_id}."
-    else:
-        state = "restarted" if started.restarted else "started"
-        text = f"Controller {key.id} (directory id {key.directory_id}) {state}: it fetches from the leader at {catch_up_rate} records/s."
-    lines = [text]
-    change = started.leader_change
-    if change is not None:
-        lines.append(_leader_change_text(change))
-    emit(app_, Lines(lines, {"controllerId": key.id, "directoryId": key.directory_id, "restarted": started.restarted,
-                             "leaderChange": _leader_change_json(change)}))
+    process = read_controller(config, catch_up_rate=catch_up_rate, supported_features=tool.parse_supported_features(supported_features))
+    result, _ = app_.run(lambda c: c.quorum.start_controller(process))
+    emit(app_, Lines(tool.started_lines(result.response, catch_up_rate), tool.started_json(result.response)))
 
 
 @app.command("stop-controller")
@@ -190,40 +161,12 @@ def stop_controller(
 
     Example: kjbod quorum stop-controller --controller-id 3
     """
-    from kjbod.common.kafka_uuid import canonical
-    from kjbod.errors import UserError
+    from kjbod.tools.quorum import processes as tool
 
     app_ = app_context(ctx)
-    directory = None
-    if controller_directory_id is not None:
-        try:
-            directory = canonical(controller_directory_id)
-        except ValueError as exc:
-            raise UserError(f"Failed to parse --controller-directory-id: {exc}") from None
+    directory = tool.parse_directory_id(controller_directory_id)
     result, _ = app_.run(lambda c: c.quorum.stop_controller(controller_id, directory))
     stopped = result.response
-    lines = [f"Controller {stopped.key.id} (directory id {stopped.key.directory_text}) stopped at log end offset {stopped.log_end_offset}."]
-    if stopped.leader_change is not None:
-        lines.append(_leader_change_text(stopped.leader_change))
-    emit(app_, Lines(lines, {"controllerId": stopped.key.id, "directoryId": stopped.key.directory_id,
-                             "logEndOffset": stopped.log_end_offset, "leaderChange": _leader_change_json(stopped.leader_change)}))
-    if stopped.was_voter:
-        majority = stopped.voters // 2 + 1
-        if stopped.running_voters < majority:
-            app_.message(
-                f"The quorum has lost its majority: {stopped.running_voters} of {stopped.voters} voters run and {majority} are "
-                "needed; nothing can commit until a voter returns."
-            )
-
-
-def _leader_change_text(change) -> str:  # noqa: ANN001
-    if change.leader < 0:
-        return f"No leader: too few voters run to elect one (epoch {change.epoch})."
-    before = f" (controller {change.previous} led before)" if change.previous >= 0 else ""
-    return f"Controller {change.leader} leads epoch {change.epoch}{before}."
-
-
-def _leader_change_json(change) -> dict | None:  # noqa: ANN001
-    if change is None:
-        return None
-    return {"previousLeader": change.previous, "leader": change.leader, "epoch": change.epoch}
+    emit(app_, Lines(tool.stopped_lines(stopped), tool.stopped_json(stopped)))
+    for note in tool.stopped_notes(stopped):
+        app_.message(note)

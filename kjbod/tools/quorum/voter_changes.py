@@ -63,6 +63,22 @@ def change_error(change: VoterChange) -> QuorumError:
     return QuorumError(change.error, change.note)
 
 
+def change_notes(change: VoterChange, dry_run: bool) -> list[str]:
+    """kjbod's lines after a voter change: the voter set it makes, when it commits, and a warning
+    for an even voter set."""
+    voters = ", ".join(str(v.key.id) for v in change.voters)
+    if dry_run:
+        notes = [f"The voter set would become {voters}."]
+    else:
+        notes = [
+            f"The voter set is now {voters} (uncommitted, at offset {change.voters_offset}); it commits at the next clock "
+            f"advance at which {change.majority} of its {len(change.voters)} voters have fetched it (kjbod clock advance 1s)"
+            + ("; the leader then resigns and the remaining voters elect a new one." if change.leader_resigns else ".")
+        ]
+    note = odd_size_note(len(change.voters))
+    return notes + ([note] if note else [])
+
+
 def odd_size_note(voters: int) -> str | None:
     """kjbod's warning for an even voter set: it needs as large a majority as one voter more."""
     if voters % 2:
