@@ -13,7 +13,7 @@ app = typer.Typer(help="The simulated clock: advance it to let copies progress, 
 
 
 def _clock_data(now_ms: int) -> dict:
-    from kjbod.controller.clock_control import format_duration
+    from kjbod.simulation.clock import format_duration
 
     return {"timeMs": now_ms, "elapsed": format_duration(now_ms)}
 
@@ -47,7 +47,7 @@ def _copy_json(image, c, done_in_ms=None) -> dict:
 
 def _copy_line(image, c, done_in_ms) -> str:
     from kjbod.common.units import human_bytes, human_rate
-    from kjbod.controller.clock_control import format_duration
+    from kjbod.simulation.clock import format_duration
 
     text = f"  {_copy_text(image, c)}: {human_bytes(c.copied)} of {human_bytes(c.total)}"
     if c.blocked:
@@ -62,7 +62,7 @@ def show(ctx: typer.Context) -> None:
 
     Example: kjbod clock show
     """
-    from kjbod.controller.copy_model import outlook
+    from kjbod.simulation.copy_model import outlook
 
     app_ = app_context(ctx)
     image = app_.read_image()
@@ -87,17 +87,17 @@ def advance(
 
     Example: kjbod clock advance 25m
     """
-    from kjbod.controller.clock_control import format_duration, parse_duration_ms
     from kjbod.errors import UsageError
+    from kjbod.simulation.clock import ClockControl, format_duration, parse_duration_ms
 
     app_ = app_context(ctx)
     if (duration is None) == (not until_idle):
         raise UsageError("Give either a DURATION or --until-idle")
     if until_idle:
-        operation = lambda c: c.clock.advance_until_idle()
+        operation = lambda c: ClockControl(c.image).advance_until_idle()
     else:
         step = parse_duration_ms(duration or "")
-        operation = lambda c: c.clock.advance(step)
+        operation = lambda c: ClockControl(c.image).advance(step)
     result, image = app_.run(operation, doing="Running the copies forward")
     advance_ = result.response
     moved = advance_.now_ms - advance_.previous_ms
@@ -149,7 +149,7 @@ def advance(
 
 def _quorum_lines(tick) -> list[str]:  # noqa: ANN001
     """What the controller quorum did while the clock moved."""
-    from kjbod.controller.clock_control import format_duration
+    from kjbod.simulation.clock import format_duration
 
     lines = []
     for key, time_ms in tick.caught_up:
@@ -204,10 +204,11 @@ def set_rate(
     Example: kjbod clock set-rate --broker 4 --replication 125000000
     """
     from kjbod.common.units import human_rate
+    from kjbod.simulation.clock import ClockControl
 
     app_ = app_context(ctx)
     result, _ = app_.run(
-        lambda c: c.clock.set_rates(broker, replication_rate=replication, alter_log_dirs_rate=alter_log_dirs, reset=reset)
+        lambda c: ClockControl(c.image).set_rates(broker, replication_rate=replication, alter_log_dirs_rate=alter_log_dirs, reset=reset)
     )
     settings = result.response
     where = "the cluster default" if broker is None else f"broker {broker}"

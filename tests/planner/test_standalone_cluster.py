@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools.importer.test_from_files import load_synthetic
+from tests.synthetic import load_synthetic
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

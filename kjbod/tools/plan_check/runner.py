@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kjbod.common.callbacks import gc_paused
-from kjbod.controller.clock_control import format_duration
+from kjbod.simulation.clock import format_duration
 from kjbod.errors import UserError
 from kjbod.image import Image
 from kjbod.tools.plan_check.checks import CHECK_FUNCTIONS, Context, check_duration, move_counts
