@@ -4,7 +4,7 @@ directories, 10 racks, RF 3, skewed partition sizes, at 1M, 2M and 5M partitions
     flock /work/notes/heavy.lock python bench/bench_scale.py
         [--partitions 1000000,2000000,5000000] [--brokers 2600] [--new-brokers 100] [--dirs 12]
         [--racks 10] [--seed 7] [--engine auto] [--standalone] [--snapshot-import 1000000]
-        [--workdir /tmp/kjbod-bench-scale] [--keep-states]
+        [--workdir /tmp/kjbod-bench-scale] [--keep-states] [--tree DIR]
 
 Each cluster is bench/bench_planner.py's (bench/synthetic.py: unequal racks, log-normal sizes per
 topic and partition, hot topics, a few nearly full disks; `--new-brokers` of the brokers empty,
@@ -27,6 +27,10 @@ largest size on a Spark standalone master and worker on this machine (bench/spar
 as tests/planner/test_standalone_cluster.py starts them) and says whether that plan is byte for
 byte the local engine's (the local plan is made too when `auto` did not pick it).
 
+`--tree DIR` runs another checkout's kjbod (e.g. `git archive COMMIT | tar -x -C DIR`), for
+figures of the code before a change; every kjbod process runs with that directory on PYTHONPATH
+and away from any checkout.
+
 The machine is shared: the load average is printed beside every figure.
 """
 
@@ -37,6 +41,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -128,7 +133,8 @@ def on_standalone(cluster_dir: Path, args: argparse.Namespace, planned: dict[str
             "--spark-master", cluster.master, "--spark-conf", f"spark.pyspark.python={python}",
             "--spark-conf", f"spark.executor.memory={args.executor_memory}", "--spark-conf", "spark.driver.host=127.0.0.1",
         )
-        run = run_plan(cluster_dir, "balance", args, "auto", extra=extra, name="standalone", env=cluster.env)
+        env = {**cluster.env, "PYTHONPATH": os.environ["PYTHONPATH"]}  # the driver runs the chosen tree's kjbod
+        run = run_plan(cluster_dir, "balance", args, "auto", extra=extra, name="standalone", env=env)
     print_plan(f"  reassign plan on the standalone cluster ({cluster.master})", run)
     same = run["digest"] == local["digest"]
     print(f"  standalone plan {'==' if same else '!='} local plan, byte for byte ({run['entries']:,} entries)", flush=True)
@@ -192,14 +198,23 @@ def main() -> int:
     parser.add_argument("--snapshot-import", default="1000000", help="sizes at which to time import --metadata-snapshot --log-dirs")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/kjbod-bench-scale"))
     parser.add_argument("--keep-states", action="store_true", help="reuse the states imported by an earlier run (no import figures)")
+    parser.add_argument("--tree", type=Path, default=HERE.parent, help="the checkout whose kjbod runs (default: this one)")
     args = parser.parse_args()
     args.sizes = [int(s) for s in args.partitions.split(",")]
     args.snapshot_import = {int(s) for s in args.snapshot_import.split(",") if s}
     args.workdir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
+    # Every kjbod process runs the chosen tree's code: first on the path, and `-m` puts the
+    # working directory before it, so they run away from any checkout.
+    tree = args.tree.resolve()
+    os.environ["PYTHONPATH"] = str(tree)
+    os.chdir(tempfile.gettempdir())
+    where = subprocess.run([sys.executable, "-c", "import kjbod; print(kjbod.__file__)"], capture_output=True, text=True, check=True).stdout
+    if not where.startswith(str(tree)):
+        raise SystemExit(f"kjbod is imported from {where.strip()}, not from {tree}")
     # Byte-code compiled up front, as `pip install` leaves an installed kjbod (bench_open.py does the same).
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(HERE.parent / "kjbod")], check=True)
-    print(f"machine: {os.cpu_count()} cores, {load()} at the start (shared machine)", flush=True)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "kjbod")], check=True)
+    print(f"kjbod from {tree}; machine: {os.cpu_count()} cores, {load()} at the start (shared machine)", flush=True)
     results = [one_size(size, args) for size in args.sizes]
     table(results)
     print(f"({(time.perf_counter() - started) / 60:.0f} minutes in all; {load()} at the end)")
