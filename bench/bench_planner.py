@@ -33,6 +33,7 @@ import json
 import hashlib
 import math
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -71,8 +72,10 @@ def tree_rss(pid: int) -> int:
     return total
 
 
-def run_measured(command: list[str], env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], float, int]:
-    """Run a command; return it, its wall time and the peak memory of its process tree."""
+def run_measured(command: list[str], env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], float, int, float]:
+    """Run a command; return it, its wall time, the peak memory of its process tree and its CPU
+    time (user + system, its descendants' included: what a busy machine inflates least)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     peak = 0
@@ -90,7 +93,9 @@ def run_measured(command: list[str], env: dict[str, str] | None = None) -> tuple
     stop.set()
     sampler.join()
     elapsed = time.perf_counter() - started
-    return subprocess.CompletedProcess(command, process.returncode, out, err), elapsed, peak
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return subprocess.CompletedProcess(command, process.returncode, out, err), elapsed, peak, cpu
 
 
 def prepare(workdir: Path, partitions: int, args: argparse.Namespace) -> Path:
@@ -103,7 +108,7 @@ def prepare(workdir: Path, partitions: int, args: argparse.Namespace) -> Path:
         return cluster_dir
     cluster_dir.mkdir(parents=True, exist_ok=True)
     generate_inputs(cluster_dir / "input", partitions, args)
-    result, elapsed, peak = run_measured(import_command(cluster_dir / "input", state))
+    result, elapsed, peak, _ = run_measured(import_command(cluster_dir / "input", state))
     if result.returncode != 0:
         raise SystemExit(f"import failed: {result.stderr.strip()}")
     print(f"  imported in {elapsed:.1f} s (peak {peak / GIB:.1f} GiB)", flush=True)
@@ -200,11 +205,11 @@ def run_plan(
         *KJBOD, "--state", str(cluster_dir / "state"), "-o", "json", "reassign", "plan", "--goal", goal,
         "--engine", engine, "--output-file", str(plan_file), "--overwrite", *goal_options(goal, cluster_dir, args), *extra,
     ]
-    result, elapsed, peak = run_measured(command, env)
+    result, elapsed, peak, cpu = run_measured(command, env)
     if result.returncode != 0:
         raise SystemExit(f"plan failed ({result.returncode}): {result.stderr.strip()[-2000:]}")
     report = json.loads(result.stdout)
-    check, check_seconds, check_peak = run_measured(
+    check, check_seconds, check_peak, check_cpu = run_measured(
         [*KJBOD, "--state", str(cluster_dir / "state"), "-o", "json", "reassign", "check", "--reassignment-json-file", str(plan_file)]
     )
     try:
@@ -216,7 +221,7 @@ def run_plan(
     digest = hashlib.sha256(written).hexdigest()
     return {
         "report": report, "seconds": elapsed, "peak": peak, "violations": violations, "checkExit": check.returncode, "digest": digest,
-        "checkSeconds": check_seconds, "checkPeak": check_peak, "entries": written.count(b'"topic"'),  # no topic name holds a quote
+        "checkSeconds": check_seconds, "checkPeak": check_peak, "cpu": cpu, "checkCpu": check_cpu, "entries": written.count(b'"topic"'),  # no topic name holds a quote
     }
 
 
@@ -311,7 +316,7 @@ def run_waves(cluster_dir: Path, per_broker: int, engine: str) -> None:
         *KJBOD, "--state", state, "-o", "json", "reassign", "plan", "--goal", "balance", "--engine", engine,
         "--max-concurrent-moves-per-broker", str(per_broker), "--output-file", str(plan_file),
     ]
-    result, elapsed, peak = run_measured(command)
+    result, elapsed, peak, _ = run_measured(command)
     if result.returncode != 0:
         raise SystemExit(f"plan in waves failed ({result.returncode}): {result.stderr.strip()[-2000:]}")
     waves = json.loads(result.stdout)["waves"]
@@ -324,7 +329,7 @@ def run_waves(cluster_dir: Path, per_broker: int, engine: str) -> None:
     for note in waves["notes"]:
         print(f"  note: {note}")
     pattern = str(cluster_dir / "plan-waves.wave-*.json")
-    check, elapsed, peak = run_measured([*KJBOD, "--state", state, "-o", "json", "reassign", "check", "--reassignment-json-file", pattern])
+    check, elapsed, peak, _ = run_measured([*KJBOD, "--state", state, "-o", "json", "reassign", "check", "--reassignment-json-file", pattern])
     try:
         verdict = json.loads(check.stdout)
         print(

@@ -22,7 +22,8 @@ Spark's JVM and Python workers included):
            (at the sizes of --snapshot-import)             target <= 30 s at 1M
 
 and the figures are printed as a table, with each step's cost per partition against the
-smallest size's (cost should grow no faster than the work). `--standalone` also plans the
+smallest size's (cost should grow no faster than the work), in CPU time (user + system, child
+processes included), which a busy machine inflates least. `--standalone` also plans the
 largest size on a Spark standalone master and worker on this machine (bench/spark_standalone.py,
 as tests/planner/test_standalone_cluster.py starts them) and says whether that plan is byte for
 byte the local engine's (the local plan is made too when `auto` did not pick it).
@@ -72,11 +73,11 @@ def load() -> str:
 
 def measured(label: str, command: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
     """One kjbod process: its time and its process tree's peak memory, printed."""
-    result, seconds, peak = run_measured(command, env)
+    result, seconds, peak, cpu = run_measured(command, env)
     if result.returncode != 0:
         raise SystemExit(f"{label} failed ({result.returncode}): {result.stderr.strip()[-2000:]}")
-    print(f"  {label}: {seconds:.2f} s, peak {peak / GIB:.2f} GiB ({load()})", flush=True)
-    return {"seconds": seconds, "peak": peak}
+    print(f"  {label}: {seconds:.2f} s (CPU {cpu:.2f} s), peak {peak / GIB:.2f} GiB ({load()})", flush=True)
+    return {"seconds": seconds, "peak": peak, "cpu": cpu}
 
 
 def one_size(partitions: int, args: argparse.Namespace) -> dict[str, Any]:
@@ -96,7 +97,9 @@ def one_size(partitions: int, args: argparse.Namespace) -> dict[str, Any]:
     figures["reads"] = {label: measured(label, [*KJBOD, "--state", str(state), *argv]) for label, argv in READS}
     run = run_plan(cluster_dir, "balance", args, args.engine)
     print_plan(f"  reassign plan --goal balance --engine {args.engine}", run)
-    print(f"  reassign check of the plan ({run['entries']:,} entries): {run['checkSeconds']:.2f} s, peak {run['checkPeak'] / GIB:.2f} GiB ({load()})")
+    print(f"  (plan CPU {run['cpu']:.1f} s; {load()})")
+    print(f"  reassign check of the plan ({run['entries']:,} entries): {run['checkSeconds']:.2f} s (CPU {run['checkCpu']:.2f} s), "
+          f"peak {run['checkPeak'] / GIB:.2f} GiB ({load()})")
     figures["plan"] = run
     if partitions in args.snapshot_import:
         export = cluster_dir / "export"
@@ -142,7 +145,7 @@ def on_standalone(cluster_dir: Path, args: argparse.Namespace, planned: dict[str
 
 
 def table(results: list[dict[str, Any]]) -> None:
-    """The figures side by side; each step's seconds per partition against the first size's."""
+    """The figures side by side; each step's CPU time per partition against the first size's."""
     base = results[0]
     print("\n| partitions | import | reads (slowest) | reassign plan (engine) | reassign check | import --metadata-snapshot --log-dirs |")
     print("|---|---|---|---|---|---|")
@@ -150,10 +153,10 @@ def table(results: list[dict[str, Any]]) -> None:
     def cell(step: dict[str, Any] | None, base_step: dict[str, Any] | None, partitions: int, target: tuple[float, float | None]) -> str:
         if step is None:
             return "-"
-        text = f"{step['seconds']:.1f} s, {step['peak'] / GIB:.1f} GiB"
+        text = f"{step['seconds']:.1f} s (CPU {step['cpu']:.1f} s), {step['peak'] / GIB:.1f} GiB"
         if base_step is not None and base_step is not step:
             work = partitions / base["partitions"]
-            text += f" ({step['seconds'] / base_step['seconds'] / work:.2f}x per partition)"
+            text += f" ({step['cpu'] / base_step['cpu'] / work:.2f}x the CPU per partition)"
         seconds, gib = target
         ok = step["seconds"] <= seconds and (gib is None or step["peak"] / GIB <= gib)
         return text + ("" if ok else f" **over {seconds:.0f} s" + (f" / {gib:.0f} GB" if gib else "") + "**")
@@ -162,10 +165,10 @@ def table(results: list[dict[str, Any]]) -> None:
         slowest = max(r["reads"].items(), key=lambda item: item[1]["seconds"])
         base_slowest = max(base["reads"].values(), key=lambda step: step["seconds"])
         plan = r["plan"]
-        plan_step = {"seconds": plan["seconds"], "peak": plan["peak"]}
-        base_plan = {"seconds": base["plan"]["seconds"], "peak": base["plan"]["peak"]} if r is not base else plan_step
-        check_step = {"seconds": plan["checkSeconds"], "peak": plan["checkPeak"]}
-        base_check = {"seconds": base["plan"]["checkSeconds"], "peak": base["plan"]["checkPeak"]} if r is not base else check_step
+        plan_step = {"seconds": plan["seconds"], "peak": plan["peak"], "cpu": plan["cpu"]}
+        base_plan = {"seconds": base["plan"]["seconds"], "peak": base["plan"]["peak"], "cpu": base["plan"]["cpu"]} if r is not base else plan_step
+        check_step = {"seconds": plan["checkSeconds"], "peak": plan["checkPeak"], "cpu": plan["checkCpu"]}
+        base_check = {"seconds": base["plan"]["checkSeconds"], "peak": base["plan"]["checkPeak"], "cpu": base["plan"]["checkCpu"]} if r is not base else check_step
         print(
             f"| {r['partitions']:,} | {cell(r.get('import'), base.get('import'), r['partitions'], TARGETS['import'])} "
             f"| {slowest[0]}: {cell(slowest[1], base_slowest if r is not base else slowest[1], r['partitions'], TARGETS['read'])} "
