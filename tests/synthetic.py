@@ -10,9 +10,14 @@ from typing import Any
 
 
 def load_synthetic() -> Any:
-    """bench/synthetic.py (not a package): the generator the benchmarks use."""
-    path = Path(__file__).resolve().parents[1] / "bench" / "synthetic.py"
-    spec = importlib.util.spec_from_file_location("kjbod_bench_synthetic", path)
+    """bench/synthetic.py: the generator the benchmarks use."""
+    return load_bench("synthetic")
+
+
+def load_bench(name: str) -> Any:
+    """A module of bench/ (not a package), by file name."""
+    path = Path(__file__).resolve().parents[1] / "bench" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"kjbod_bench_{name}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up

@@ -75,8 +75,11 @@ def derived_uuid(kind: str, *parts: object) -> str:
         raw = bytearray(hashlib.sha256(text.encode()).digest()[:16])
         raw[6] = (raw[6] & 0x0F) | 0x40
         raw[8] = (raw[8] & 0x3F) | 0x80
-        candidate = str(Uuid(int.from_bytes(raw[:8], "big"), int.from_bytes(raw[8:], "big")))
-        if not candidate.startswith("-") and not DirectoryId.reserved(candidate):
+        uuid = Uuid(int.from_bytes(raw[:8], "big"), int.from_bytes(raw[8:], "big"))
+        candidate = str(uuid)
+        # (Asked of the numbers: parsing the text back costs more than the hash, 31,200 times for
+        # 2,600 brokers of 12 directories.)
+        if not candidate.startswith("-") and not DirectoryId.reserved_uuid(uuid):
             return candidate
         attempt += 1
 
