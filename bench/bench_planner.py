@@ -33,6 +33,7 @@ import json
 import hashlib
 import math
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -71,10 +72,12 @@ def tree_rss(pid: int) -> int:
     return total
 
 
-def run_measured(command: list[str]) -> tuple[subprocess.CompletedProcess[str], float, int]:
-    """Run a command; return it, its wall time and the peak memory of its process tree."""
+def run_measured(command: list[str], env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], float, int, float]:
+    """Run a command; return it, its wall time, the peak memory of its process tree and its CPU
+    time (user + system, its descendants' included: what a busy machine inflates least)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     peak = 0
     stop = threading.Event()
 
@@ -90,40 +93,60 @@ def run_measured(command: list[str]) -> tuple[subprocess.CompletedProcess[str], 
     stop.set()
     sampler.join()
     elapsed = time.perf_counter() - started
-    return subprocess.CompletedProcess(command, process.returncode, out, err), elapsed, peak
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return subprocess.CompletedProcess(command, process.returncode, out, err), elapsed, peak, cpu
 
 
 def prepare(workdir: Path, partitions: int, args: argparse.Namespace) -> Path:
-    """Generate, resize the disks, and import a cluster; reuse it when already there."""
+    """Generate, resize the disks, and import a cluster; reuse it when already there. The
+    import's time and peak memory are kept in import.json beside the state."""
     name = f"c{partitions}-b{args.brokers}-n{args.new_brokers}-d{args.dirs}-r{args.racks}-s{args.seed}"
     cluster_dir = workdir / name
     state = cluster_dir / "state"
     if (cluster_dir / "ready").exists():
         return cluster_dir
     cluster_dir.mkdir(parents=True, exist_ok=True)
-    loaded = args.brokers - args.new_brokers
-    started = time.perf_counter()
-    cluster = generate(
-        SyntheticSpec(
-            brokers=loaded, dirs_per_broker=args.dirs, partitions=partitions, racks=args.racks, hot_topics=4,
-            full_dirs=max(2, args.brokers // 80), seed=args.seed,
-        )
-    )
-    _add_empty_brokers(cluster.brokers, args.new_brokers, args.dirs)
-    _resize_disks(cluster, set(cluster.full))
-    write_files(cluster, cluster_dir / "input")
-    print(f"  generated {partitions} partitions in {time.perf_counter() - started:.1f} s", flush=True)
-    files = cluster_dir / "input"
-    command = [
-        *KJBOD, "--state", str(state), "import", "cluster", "--brokers", str(files / "brokers.json"),
-        "--assignment", str(files / "assignment.json"), "--log-dirs", str(files / "log-dirs.txt"),
-    ]
-    result, elapsed, peak = run_measured(command)
+    generate_inputs(cluster_dir / "input", partitions, args)
+    result, elapsed, peak, _ = run_measured(import_command(cluster_dir / "input", state))
     if result.returncode != 0:
         raise SystemExit(f"import failed: {result.stderr.strip()}")
     print(f"  imported in {elapsed:.1f} s (peak {peak / GIB:.1f} GiB)", flush=True)
+    (cluster_dir / "import.json").write_text(json.dumps({"seconds": elapsed, "peak": peak}))
     (cluster_dir / "ready").write_text("")
     return cluster_dir
+
+
+def import_command(inputs: Path, state: Path) -> list[str]:
+    return [
+        *KJBOD, "--state", str(state), "import", "cluster", "--brokers", str(inputs / "brokers.json"),
+        "--assignment", str(inputs / "assignment.json"), "--log-dirs", str(inputs / "log-dirs.txt"),
+    ]
+
+
+def generate_inputs(inputs: Path, partitions: int, args: argparse.Namespace) -> None:
+    """The cluster's import files, written by a child process (kept once `ready` is there): the
+    generator's documents take gigabytes at millions of partitions, which this process, whose
+    children are measured, should not hold."""
+    if (inputs / "ready").exists():
+        return
+    shape = [partitions, args.brokers, args.new_brokers, args.dirs, args.racks, args.seed]
+    code = f"import sys, json; sys.path.insert(0, {str(HERE)!r}); import bench_planner; bench_planner.write_inputs(sys.argv[1], *json.loads(sys.argv[2]))"
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code, str(inputs), json.dumps(shape)], check=True)
+    (inputs / "ready").write_text("")
+    print(f"  generated {partitions} partitions in {time.perf_counter() - started:.1f} s", flush=True)
+
+
+def write_inputs(inputs: str, partitions: int, brokers: int, new_brokers: int, dirs: int, racks: int, seed: int) -> None:
+    """bench/synthetic.py's cluster with `new_brokers` of `brokers` empty and the disks resized."""
+    loaded = brokers - new_brokers
+    cluster = generate(
+        SyntheticSpec(brokers=loaded, dirs_per_broker=dirs, partitions=partitions, racks=racks, hot_topics=4, full_dirs=max(2, brokers // 80), seed=seed)
+    )
+    _add_empty_brokers(cluster.brokers, new_brokers, dirs)
+    _resize_disks(cluster, set(cluster.full))
+    write_files(cluster, Path(inputs))
 
 
 def _add_empty_brokers(brokers_doc: dict[str, Any], count: int, dirs: int) -> None:
@@ -171,17 +194,22 @@ def goal_options(goal: str, cluster_dir: Path, args: argparse.Namespace) -> list
     return []
 
 
-def run_plan(cluster_dir: Path, goal: str, args: argparse.Namespace, engine: str) -> dict[str, Any]:
-    plan_file = cluster_dir / f"plan-{goal}.json"
+def run_plan(
+    cluster_dir: Path, goal: str, args: argparse.Namespace, engine: str, *, extra: tuple[str, ...] = (), name: str = "",
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """`reassign plan` (options `extra` added, run with `env`) into plan-GOAL[-NAME].json, then
+    `reassign check` of it; both measured."""
+    plan_file = cluster_dir / f"plan-{goal}{'-' + name if name else ''}.json"
     command = [
         *KJBOD, "--state", str(cluster_dir / "state"), "-o", "json", "reassign", "plan", "--goal", goal,
-        "--engine", engine, "--output-file", str(plan_file), "--overwrite", *goal_options(goal, cluster_dir, args),
+        "--engine", engine, "--output-file", str(plan_file), "--overwrite", *goal_options(goal, cluster_dir, args), *extra,
     ]
-    result, elapsed, peak = run_measured(command)
+    result, elapsed, peak, cpu = run_measured(command, env)
     if result.returncode != 0:
         raise SystemExit(f"plan failed ({result.returncode}): {result.stderr.strip()[-2000:]}")
     report = json.loads(result.stdout)
-    check, _, _ = run_measured(
+    check, check_seconds, check_peak, check_cpu = run_measured(
         [*KJBOD, "--state", str(cluster_dir / "state"), "-o", "json", "reassign", "check", "--reassignment-json-file", str(plan_file)]
     )
     try:
@@ -189,8 +217,12 @@ def run_plan(cluster_dir: Path, goal: str, args: argparse.Namespace, engine: str
         violations: Any = f"{verdict['counts'].get('error', 0)} error(s)" + (f" in {', '.join(verdict['failedChecks'])}" if verdict["failedChecks"] else "")
     except (ValueError, KeyError, TypeError):
         violations = f"unreadable check output: {check.stderr.strip()[-300:]}"
-    digest = hashlib.sha256(plan_file.read_bytes()).hexdigest()
-    return {"report": report, "seconds": elapsed, "peak": peak, "violations": violations, "checkExit": check.returncode, "digest": digest}
+    written = plan_file.read_bytes()
+    digest = hashlib.sha256(written).hexdigest()
+    return {
+        "report": report, "seconds": elapsed, "peak": peak, "violations": violations, "checkExit": check.returncode, "digest": digest,
+        "checkSeconds": check_seconds, "checkPeak": check_peak, "cpu": cpu, "checkCpu": check_cpu, "entries": written.count(b'"topic"'),  # no topic name holds a quote
+    }
 
 
 def print_plan(label: str, run: dict[str, Any]) -> None:
@@ -284,7 +316,7 @@ def run_waves(cluster_dir: Path, per_broker: int, engine: str) -> None:
         *KJBOD, "--state", state, "-o", "json", "reassign", "plan", "--goal", "balance", "--engine", engine,
         "--max-concurrent-moves-per-broker", str(per_broker), "--output-file", str(plan_file),
     ]
-    result, elapsed, peak = run_measured(command)
+    result, elapsed, peak, _ = run_measured(command)
     if result.returncode != 0:
         raise SystemExit(f"plan in waves failed ({result.returncode}): {result.stderr.strip()[-2000:]}")
     waves = json.loads(result.stdout)["waves"]
@@ -297,7 +329,7 @@ def run_waves(cluster_dir: Path, per_broker: int, engine: str) -> None:
     for note in waves["notes"]:
         print(f"  note: {note}")
     pattern = str(cluster_dir / "plan-waves.wave-*.json")
-    check, elapsed, peak = run_measured([*KJBOD, "--state", state, "-o", "json", "reassign", "check", "--reassignment-json-file", pattern])
+    check, elapsed, peak, _ = run_measured([*KJBOD, "--state", state, "-o", "json", "reassign", "check", "--reassignment-json-file", pattern])
     try:
         verdict = json.loads(check.stdout)
         print(

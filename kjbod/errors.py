@@ -12,6 +12,9 @@ class KjbodError(Exception):
     """Base of every error kjbod expects; the message is one line, fit for an operator."""
 
     exit_code = 1
+    # kjbod's advice on what to do, printed on its own line after the message, where the message
+    # is a line of Kafka's that a script may match (a quorum refusal is Kafka's exception line).
+    note: str | None = None
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -56,6 +59,14 @@ class CorruptStateError(StateError):
 
 class StateLockedError(StateError):
     """Another process holds the state directory's lock past the lock timeout."""
+
+
+class AlreadyReported(UserError):
+    """The command's own output already said what is wrong; only the exit code is left to give.
+
+    kafka-storage info lists its problems on stdout and exits 1 without an error message, so
+    `meta info` does too: the handler prints nothing for this error.
+    """
 
 
 class OperationFailed(UserError):

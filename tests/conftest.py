@@ -27,6 +27,15 @@ def _pinned_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_directory_ids() -> None:
+    """tests/controller/support.py draws directory ids from one seeded generator: start it over,
+    so that no test's ids depend on which tests ran before it."""
+    from tests.controller.support import reset_ids
+
+    reset_ids()
+
+
 @dataclass
 class CliResult:
     exit_code: int

@@ -15,7 +15,7 @@ import struct
 import sys
 from pathlib import Path
 
-from kjbod.storage.record_batch import RecordBatch, iter_batches
+from kjbod.kafka_formats.record_batch import RecordBatch, iter_batches
 
 BASE_OFFSET = 812
 EPOCH = 3

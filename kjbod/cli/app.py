@@ -43,8 +43,9 @@ def _debug_enabled(app: AppContext | None) -> bool:
 
 
 def report_error(app: AppContext | None, exc: BaseException) -> int:
-    """Print one line for `exc` (a traceback too with --debug) and return the exit code."""
-    from kjbod.errors import KjbodError
+    """Print one line for `exc` (a traceback too with --debug; then kjbod's note, if the error has
+    one) and return the exit code. An error whose output already reported it prints nothing."""
+    from kjbod.errors import AlreadyReported, KjbodError
 
     if isinstance(exc, KjbodError):
         message, code = exc.message, exc.exit_code
@@ -57,7 +58,13 @@ def report_error(app: AppContext | None, exc: BaseException) -> int:
     target_app = app or AppContext(state_dir=Path("kjbod-state"))
     if _debug_enabled(app):
         target_app.stderr.write("".join(traceback.format_exception(exc)))
+    if isinstance(exc, AlreadyReported):
+        emit_error_document(target_app, message, code)  # nothing, unless no document was written
+        return code
     emit_error(target_app, message, code)
+    note = getattr(exc, "note", None)
+    if note:
+        target_app.message(note)
     return code
 
 

@@ -37,18 +37,18 @@ def advance(
 
     Example: kjbod clock advance 25m
     """
-    from kjbod.controller.clock_control import parse_duration_ms
     from kjbod.errors import UsageError
+    from kjbod.simulation.clock import ClockControl, parse_duration_ms
     from kjbod.tools.clock import advance_report
 
     app_ = app_context(ctx)
     if (duration is None) == (not until_idle):
         raise UsageError("Give either a DURATION or --until-idle")
     if until_idle:
-        operation = lambda c: c.clock.advance_until_idle()
+        operation = lambda c: ClockControl(c.image).advance_until_idle()
     else:
         step = parse_duration_ms(duration or "")
-        operation = lambda c: c.clock.advance(step)
+        operation = lambda c: ClockControl(c.image).advance(step)
     result, image = app_.run(operation, doing="Running the copies forward")
     report = advance_report(result.response, image)
     emit(app_, Lines(report.lines(), report.to_json()))
@@ -72,11 +72,12 @@ def set_rate(
 
     Example: kjbod clock set-rate --broker 4 --replication 125000000
     """
+    from kjbod.simulation.clock import ClockControl
     from kjbod.tools.clock import RatesReport
 
     app_ = app_context(ctx)
     result, _ = app_.run(
-        lambda c: c.clock.set_rates(broker, replication_rate=replication, alter_log_dirs_rate=alter_log_dirs, reset=reset)
+        lambda c: ClockControl(c.image).set_rates(broker, replication_rate=replication, alter_log_dirs_rate=alter_log_dirs, reset=reset)
     )
     report = RatesReport(broker, result.response)
     emit(app_, Lines(report.lines(), report.to_json()))

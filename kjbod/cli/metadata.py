@@ -66,54 +66,18 @@ def dump(
         app_.stdout.write(json.dumps(row, separators=(",", ":")) + "\n")
 
 
-def _kafka_type_names(names: list[str]) -> set[str]:
-    """Kafka record names from --type: PartitionRecord or PARTITION_RECORD, any Kafka record."""
-    import re
-
-    from kjbod.errors import UserError
-    from kjbod.records.wire import schemas
-
-    known = {name: name for name in schemas()}
-    known.update({re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper(): name for name in schemas()})
-    wanted = set()
-    for name in names:
-        if name not in known:
-            raise UserError(f"Unknown record type {name}. Known types: {', '.join(sorted(schemas()))}")
-        wanted.add(known[name])
-    return wanted
-
-
 def _dump_kafka_file(app_: AppContext, path: Path, from_offset: int, types: list[str]) -> None:
     import json
 
-    from kjbod.errors import UserError
-    from kjbod.storage.metadata_dump import dump_kafka_file
+    from kjbod.tools.kafka_dump import dump_file
 
-    wanted = _kafka_type_names(types)
-    try:
-        rows, report = dump_kafka_file(path)
-    except OSError as exc:
-        raise UserError(f"Cannot read {path}: {exc.strerror or exc}") from None
-
-    def selected(row: dict) -> bool:
-        batch = row.get("batch")
-        if batch is not None:
-            return not wanted and batch["lastOffset"] >= from_offset
-        if "torn" in row:
-            return True
-        return row["offset"] >= from_offset and (not wanted or row.get("type") in wanted)
-
-    shown = (row for row in rows if selected(row))
+    dump = dump_file(path, from_offset=from_offset, types=types)
     if app_.json:
-        listed = list(shown)
-        emit(app_, Lines([], {"file": str(path), "batches": report.batches, "records": report.records, "rows": listed, "problems": report.problems}))
+        emit(app_, Lines([], dump.to_json()))
     else:
-        for row in shown:
+        for row in dump.rows:
             app_.stdout.write(json.dumps(row, separators=(",", ":"), ensure_ascii=False) + "\n")
-    if report.problems:
-        first = report.problems[0]
-        more = f" (and {len(report.problems) - 1} more problem(s))" if len(report.problems) > 1 else ""
-        raise UserError(f"{path} is damaged {first}{more}")
+    dump.check()
 
 
 @app.command()

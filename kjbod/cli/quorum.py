@@ -12,15 +12,12 @@ add-controller's --config is the new controller's server.properties (Kafka reads
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import Annotated, Optional
 
 import typer
 
 from kjbod.cli.context import AppContext, app_context
-from kjbod.cli.render import Lines, emit, emit_error
-
-if TYPE_CHECKING:
-    from kjbod.controller.quorum_control import QuorumError
+from kjbod.cli.render import Lines, emit
 
 app = typer.Typer(
     help="The controller quorum (KIP-853), as kafka-metadata-quorum: describe it, add and remove controllers; "
@@ -43,14 +40,6 @@ def register(root: typer.Typer) -> None:
     root.add_typer(app, name="quorum")
 
 
-def _fail(app_: AppContext, error: QuorumError) -> None:
-    """Kafka's exception line, then kjbod's note, exit 1."""
-    emit_error(app_, error.message, 1)
-    if error.note:
-        app_.message(error.note)
-    raise typer.Exit(1)
-
-
 @app.command()
 def describe(
     ctx: typer.Context,
@@ -68,17 +57,13 @@ def describe(
     Example: kjbod quorum describe --replication
     """
     from kjbod.controller import Controller
-    from kjbod.controller.quorum_control import QuorumError
-    from kjbod.tools import quorum as tool
+    from kjbod.tools.quorum import describe as tool
 
     app_ = app_context(ctx)
     tool.check_describe_flags(status, replication, human_readable)
     image = app_.read_image()
-    try:
-        info = Controller(image).quorum.describe()
-    except QuorumError as exc:
-        _fail(app_, exc)
-        return
+    # A refusal (no leader) is a QuorumError: the handler prints Kafka's exception line, then kjbod's note.
+    info = Controller(image).quorum.describe()
     lines = tool.status_lines(info) if status else tool.replication_lines(info, human_readable)
     emit(app_, Lines(lines, tool.describe_json(info)))
 
@@ -93,7 +78,7 @@ def add_controller(ctx: typer.Context, config: ConfigOption, dry_run: DryRunOpti
 
     Example: kjbod quorum add-controller --config /etc/kafka/controller-2.properties
     """
-    from kjbod.tools import quorum as tool
+    from kjbod.tools.quorum import voter_changes as tool
     from kjbod.tools.quorum.controller_config import read_controller
 
     app_ = app_context(ctx)
@@ -117,7 +102,7 @@ def remove_controller(
 
     Example: kjbod quorum remove-controller --controller-id 3 --controller-directory-id ZNJ-ywU0nnQwRv5eRRU9ow
     """
-    from kjbod.tools import quorum as tool
+    from kjbod.tools.quorum import voter_changes as tool
 
     app_ = app_context(ctx)
     key = tool.parse_remove_request(controller_id, controller_directory_id)
@@ -126,31 +111,13 @@ def remove_controller(
 
 
 def _emit_change(app_: AppContext, change, line, dry_run: bool) -> None:  # noqa: ANN001
-    from kjbod.tools import quorum as tool
+    from kjbod.tools.quorum import voter_changes as tool
 
     if not change.error.is_success:
-        _fail(app_, tool.change_error(change))
+        raise tool.change_error(change)
     emit(app_, Lines([line(change, dry_run)], tool.change_json(change, dry_run)))
-    voters = ", ".join(str(v.key.id) for v in change.voters)
-    if dry_run:
-        app_.message(f"The voter set would become {voters}.")
-    else:
-        app_.message(
-            f"The voter set is now {voters} (uncommitted, at offset {change.voters_offset}); it commits at the next clock "
-            f"advance at which {change.majority} of its {len(change.voters)} voters have fetched it (kjbod clock advance 1s)"
-            + ("; the leader then resigns and the remaining voters elect a new one." if change.leader_resigns else ".")
-        )
-    note = tool.odd_size_note(len(change.voters))
-    if note:
+    for note in tool.change_notes(change, dry_run):
         app_.message(note)
-
-
-def _supported(specs: Optional[list[str]]) -> dict[str, tuple[int, int]] | None:
-    from kjbod.common.versions import parse_feature_range
-
-    if not specs:
-        return None
-    return dict(parse_feature_range(spec) for spec in specs)
 
 
 @app.command("start-controller")
@@ -173,24 +140,13 @@ def start_controller(
 
     Example: kjbod quorum start-controller --config /etc/kafka/controller-2.properties
     """
+    from kjbod.tools.quorum import processes as tool
     from kjbod.tools.quorum.controller_config import read_controller
 
     app_ = app_context(ctx)
-    process = read_controller(config, catch_up_rate=catch_up_rate, supported_features=_supported(supported_features))
-    result, image = app_.run(lambda c: c.quorum.start_controller(process))
-    started = result.response
-    key = started.key
-    if started.identified:
-        text = f"Controller {key.id} runs as a voter; its directory id is {key.directory_id}."
-    else:
-        state = "restarted" if started.restarted else "started"
-        text = f"Controller {key.id} (directory id {key.directory_id}) {state}: it fetches from the leader at {catch_up_rate} records/s."
-    lines = [text]
-    change = started.leader_change
-    if change is not None:
-        lines.append(_leader_change_text(change))
-    emit(app_, Lines(lines, {"controllerId": key.id, "directoryId": key.directory_id, "restarted": started.restarted,
-                             "leaderChange": _leader_change_json(change)}))
+    process = read_controller(config, catch_up_rate=catch_up_rate, supported_features=tool.parse_supported_features(supported_features))
+    result, _ = app_.run(lambda c: c.quorum.start_controller(process))
+    emit(app_, Lines(tool.started_lines(result.response, catch_up_rate), tool.started_json(result.response)))
 
 
 @app.command("stop-controller")
@@ -205,40 +161,12 @@ def stop_controller(
 
     Example: kjbod quorum stop-controller --controller-id 3
     """
-    from kjbod.common.kafka_uuid import canonical
-    from kjbod.errors import UserError
+    from kjbod.tools.quorum import processes as tool
 
     app_ = app_context(ctx)
-    directory = None
-    if controller_directory_id is not None:
-        try:
-            directory = canonical(controller_directory_id)
-        except ValueError as exc:
-            raise UserError(f"Failed to parse --controller-directory-id: {exc}") from None
+    directory = tool.parse_directory_id(controller_directory_id)
     result, _ = app_.run(lambda c: c.quorum.stop_controller(controller_id, directory))
     stopped = result.response
-    lines = [f"Controller {stopped.key.id} (directory id {stopped.key.directory_text}) stopped at log end offset {stopped.log_end_offset}."]
-    if stopped.leader_change is not None:
-        lines.append(_leader_change_text(stopped.leader_change))
-    emit(app_, Lines(lines, {"controllerId": stopped.key.id, "directoryId": stopped.key.directory_id,
-                             "logEndOffset": stopped.log_end_offset, "leaderChange": _leader_change_json(stopped.leader_change)}))
-    if stopped.was_voter:
-        majority = stopped.voters // 2 + 1
-        if stopped.running_voters < majority:
-            app_.message(
-                f"The quorum has lost its majority: {stopped.running_voters} of {stopped.voters} voters run and {majority} are "
-                "needed; nothing can commit until a voter returns."
-            )
-
-
-def _leader_change_text(change) -> str:  # noqa: ANN001
-    if change.leader < 0:
-        return f"No leader: too few voters run to elect one (epoch {change.epoch})."
-    before = f" (controller {change.previous} led before)" if change.previous >= 0 else ""
-    return f"Controller {change.leader} leads epoch {change.epoch}{before}."
-
-
-def _leader_change_json(change) -> dict | None:  # noqa: ANN001
-    if change is None:
-        return None
-    return {"previousLeader": change.previous, "leader": change.leader, "epoch": change.epoch}
+    emit(app_, Lines(tool.stopped_lines(stopped), tool.stopped_json(stopped)))
+    for note in tool.stopped_notes(stopped):
+        app_.message(note)

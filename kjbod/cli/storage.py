@@ -16,10 +16,7 @@ from kjbod.cli.context import AppContext, app_context
 from kjbod.cli.render import Lines, emit
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from kjbod.storage.ensemble import EnsureIdsResult, InfoReport, LoadedDirectory
-    from kjbod.storage.formatter import DirectoryPlan, FormatOutcome
+    from kjbod.tools.storage.formatter import FormatOutcome
 
 meta_app = typer.Typer(
     help="Read and repair the meta.properties of this node's log directories.\n\nExample: kjbod meta info -c /etc/kafka/server.properties", no_args_is_help=True
@@ -81,8 +78,8 @@ def format_command(
 
     Example: kjbod format -c /etc/kafka/server.properties -t XcZZOzUqS4yHOjhMQB6JLQ --ignore-formatted
     """
-    from kjbod.storage.formatter import FormatFailed, FormatRequest, NoDirectoriesToFormat
-    from kjbod.tools.format import format_storage
+    from kjbod.tools.storage.formatter import FormatFailed, FormatRequest, NoDirectoriesToFormat
+    from kjbod.tools.storage.format import format_storage
 
     app_ = app_context(ctx)
     request = FormatRequest(
@@ -99,56 +96,25 @@ def format_command(
         outcome = format_storage(request, app_.state_directory(), dry_run=dry_run)
     except NoDirectoriesToFormat as exc:
         # Kafka prints its "I/O error" lines on stdout, then fails.
-        _warn_unreadable(app_, exc.unreadable, "then run format again")
+        _notes(app_, exc.notes())
         if not app_.json:
-            emit(app_, Lines(_unreadable_lines(exc.unreadable), None))
+            emit(app_, Lines(exc.lines(), None))
         raise
     except FormatFailed as exc:
         _emit_format(app_, exc.outcome)
         raise
-    # As kafka-storage format: the other directories are formatted and the exit code is 0; the
-    # warning on stderr names the directory that was left alone.
     _emit_format(app_, outcome)
 
 
-def _unreadable_lines(unreadable: Sequence[DirectoryPlan]) -> list[str]:
-    return [f"I/O error trying to read log directory {d.path}. Ignoring..." for d in unreadable]
-
-
-def _warn_unreadable(app_: AppContext, unreadable: Sequence[DirectoryPlan], advice: str) -> None:
-    for directory in unreadable:
-        app_.message(
-            f"Warning: log directory {directory.path} was not formatted: {directory.error}; "
-            f"fix it or remove it from log.dirs, {advice}"
-        )
+def _notes(app_: AppContext, notes: list[str]) -> None:
+    for note in notes:
+        app_.message(note)
 
 
 def _emit_format(app_: AppContext, outcome: FormatOutcome) -> None:
-    from kjbod.storage.formatter import DirectoryStatus, StateStatus
-
-    plan = outcome.plan
-    mv = plan.metadata_version
-    lines = _unreadable_lines(plan.unreadable)
-    if plan.all_formatted:
-        lines.append("All of the log directories are already formatted.")
-    # Sorted directory order (Kafka: Java HashMap order), see kjbod.storage.formatter.
-    for result in outcome.directories:
-        kind = result.plan.kind.value if result.plan.kind else ""
-        if result.status in (DirectoryStatus.FORMATTED, DirectoryStatus.FAILED):
-            lines.append(f"Formatting {kind} {result.plan.path} with metadata.version {mv}.")
-        elif result.status is DirectoryStatus.WOULD_FORMAT:
-            # No directory.id here: a real run draws new random ids (-o json shows the plan's).
-            lines.append(f"Would format {kind} {result.plan.path} with metadata.version {mv}.")
-    state = outcome.state
-    _warn_unreadable(app_, plan.unreadable, "then run format again with --ignore-formatted")
-    # stdout carries kafka-storage's lines; what kjbod adds (the cluster state) goes to stderr.
-    if state is not None and state.status is StateStatus.INITIALISED:
-        app_.message(f"Initialised the cluster state {state.path} with metadata.version {mv}.")
-    elif state is not None and state.status is StateStatus.WOULD_INITIALISE:
-        app_.message(f"Would initialise the cluster state {state.path} with metadata.version {mv} if it holds no records yet.")
-    if state is not None and state.status is StateStatus.ALREADY_INITIALISED:
-        app_.message(f"The cluster state {state.path} already holds records; it was left as it is.")
-    emit(app_, Lines(lines, outcome.to_json()))
+    # stdout carries kafka-storage's lines; what kjbod adds (warnings, the cluster state) goes to stderr.
+    _notes(app_, outcome.notes())
+    emit(app_, Lines(outcome.lines(), outcome.to_json()))
 
 
 # meta ------------------------------------------------------------------------------------------
@@ -160,46 +126,15 @@ def meta_info(ctx: typer.Context, config: ConfigOption) -> None:
 
     Example: kjbod meta info -c /etc/kafka/server.properties
     """
-    from kjbod.storage.ensemble import storage_info
+    from kjbod.errors import AlreadyReported
+    from kjbod.tools.storage.meta import storage_info
 
     app_ = app_context(ctx)
     report = storage_info(config)
-    emit(app_, Lines(_info_lines(report), _info_data(report)))
+    emit(app_, Lines(report.lines(), report.to_json()))
     if report.problems:
         # kafka-storage info reports problems on stdout and exits 1 without an error message.
-        raise typer.Exit(1)
-
-
-def _java_map_string(props: dict[str, str]) -> str:
-    """Java TreeMap.toString: {k1=v1, k2=v2} in key order."""
-    items = sorted(props.items(), key=lambda item: item[0].encode("utf-16-be"))
-    return "{" + ", ".join(f"{key}={value}" for key, value in items) + "}"
-
-
-def _info_lines(report: InfoReport) -> list[str]:
-    lines: list[str] = []
-    if report.found_directories:
-        lines.append("Found log directory:" if len(report.found_directories) == 1 else "Found log directories:")
-        lines.extend(f"  {directory}" for directory in report.found_directories)
-        lines.append("")
-    if report.metadata is not None:
-        lines.append(f"Found metadata: {_java_map_string(report.metadata.to_properties())}")
-        lines.append("")
-    if report.problems:
-        lines.append("Found problem:" if len(report.problems) == 1 else "Found problems:")
-        lines.extend(f"  {problem}" for problem in report.problems)
-        lines.append("")
-    return lines
-
-
-def _info_data(report: InfoReport) -> dict[str, object]:
-    return {
-        "config": str(report.config_path),
-        "foundDirectories": report.found_directories,
-        "metadata": report.metadata.to_properties() if report.metadata else None,
-        "problems": report.problems,
-        "directories": [d.to_json() for d in report.directories],
-    }
+        raise AlreadyReported(f"{len(report.problems)} problem(s) found in the log directories of {config}")
 
 
 @meta_app.command("show")
@@ -212,22 +147,13 @@ def meta_show(
     Example: kjbod meta show /data/d1 /data/d2
     """
     from kjbod.errors import OperationFailed
-    from kjbod.storage.ensemble import show_directories
+    from kjbod.tools.storage.meta import show_directories
 
     app_ = app_context(ctx)
-    loaded = show_directories(directories)
-    emit(app_, Lines([_show_line(d) for d in loaded], {"directories": [d.to_json() for d in loaded]}))
-    failed = sum(1 for d in loaded if d.error is not None)
-    if failed:
-        raise OperationFailed(f"{failed} out of {len(loaded)} operation(s) failed.")
-
-
-def _show_line(directory: LoadedDirectory) -> str:
-    if directory.meta is not None:
-        return f"{directory.path}: {directory.meta}"
-    if directory.error is not None:
-        return f"{directory.path}: {directory.error}"
-    return f"{directory.path}: not formatted (no meta.properties)"
+    shown = show_directories(directories)
+    emit(app_, Lines(shown.lines(), shown.to_json()))
+    if shown.failed:
+        raise OperationFailed(f"{shown.failed} out of {len(shown.directories)} operation(s) failed.")
 
 
 @meta_app.command("random-uuid")
@@ -261,35 +187,15 @@ def meta_ensure_ids(
 
     Example: kjbod meta ensure-ids -c /etc/kafka/server.properties
     """
-    from kjbod.storage.ensemble import EnsureIdsFailed, ensure_directory_ids
+    from kjbod.tools.storage.meta import EnsureIdsFailed, ensure_directory_ids
 
     app_ = app_context(ctx)
     try:
         result = ensure_directory_ids(config, dry_run=dry_run)
     except EnsureIdsFailed as exc:
-        _emit_ensure_ids(app_, exc.result)
+        emit(app_, Lines(exc.result.lines(), exc.result.to_json()))
         raise
-    _emit_ensure_ids(app_, result)
-
-
-def _emit_ensure_ids(app_: AppContext, result: EnsureIdsResult) -> None:
-    from kjbod.storage.ensemble import IdStatus
-
-    lines = []
-    for item in result.directories:
-        if item.status is IdStatus.OFFLINE:
-            lines.append(f"{item.path}: offline ({item.error})")
-        elif item.status is IdStatus.EXISTING:
-            lines.append(f"{item.path}: {item.directory_id}")
-        elif item.written:
-            lines.append(f"{item.path}: {item.directory_id} (new)")
-        elif result.dry_run:
-            lines.append(f"{item.path}: {item.directory_id} (new; not written: dry run)")
-        elif item.error is None:
-            continue  # not reached: a write before it failed
-        else:
-            lines.append(f"{item.path}: {item.directory_id} (new; not written: {item.error})")
-    emit(app_, Lines(lines, result.to_json()))
+    emit(app_, Lines(result.lines(), result.to_json()))
 
 
 def register(root: typer.Typer) -> None:

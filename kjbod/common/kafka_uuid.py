@@ -163,16 +163,20 @@ class DirectoryId:
     @staticmethod
     def reserved(directory_id: str) -> bool:
         """msb == 0 and lsb < 100, compared signed: every (0, negative) value is reserved too."""
-        uuid = Uuid.from_string(directory_id)
+        return DirectoryId.reserved_uuid(Uuid.from_string(directory_id))
+
+    @staticmethod
+    def reserved_uuid(uuid: Uuid) -> bool:
+        """`reserved` of a Uuid already parsed (or made)."""
         return uuid.msb == 0 and uuid.lsb < 100
 
     @staticmethod
     def random(rng: _random.Random | None = None) -> str:
         """A fresh directory id that is never reserved."""
         while True:
-            candidate = str(Uuid.random(rng))
-            if not DirectoryId.reserved(candidate):
-                return candidate
+            candidate = Uuid.random(rng)
+            if not DirectoryId.reserved_uuid(candidate):
+                return str(candidate)
 
     @staticmethod
     def is_online(directory_id: str, online_dirs: frozenset[str] | set[str] | tuple[str, ...]) -> bool:

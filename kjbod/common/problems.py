@@ -65,7 +65,11 @@ def load_json(path: Path, problems: Problems, *, skip_preamble: Callable[[bytes]
     except OSError as exc:
         problems.add(source, "$", f"cannot read the file: {exc.strerror or exc}")
         return None
-    start = skip_preamble(data) if skip_preamble else 0
+    return parse_json(data, source, problems, start=skip_preamble(data) if skip_preamble else 0)
+
+
+def parse_json(data: bytes, source: str, problems: Problems, *, start: int = 0) -> Any:
+    """`load_json` of bytes already read (from `start`): the document, or a problem and None."""
     try:
         return orjson.loads(memoryview(data)[start:])
     except orjson.JSONDecodeError as exc:

@@ -1,12 +1,13 @@
 """The controller facade: wires the control managers over one image.
 
 It owns no state. Each manager reads the image and returns a ControllerResult; only replay
-(kjbod.image.Delta) changes state, and only the state's write path appends records.
+(kjbod.image.Delta) changes state, and only the state's write path appends records. The
+simulated clock is not a control manager: it runs the simulated brokers, which send requests to
+these managers (kjbod.simulation.clock).
 """
 
 from __future__ import annotations
 
-from kjbod.controller.clock_control import ClockControl
 from kjbod.controller.cluster_control import ClusterControl
 from kjbod.controller.feature_control import FeatureControl
 from kjbod.controller.quorum_control import QuorumControl
@@ -18,7 +19,6 @@ from kjbod.image import Image
 class Controller:
     def __init__(self, image: Image) -> None:
         self.image = image
-        self.clock = ClockControl(image)
         self.features = FeatureControl(image)
         self.cluster = ClusterControl(image)
         self.replication = ReplicationControl(image, self.cluster)

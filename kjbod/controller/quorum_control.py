@@ -823,7 +823,7 @@ def voter_set_text(voters: tuple[VoterNode, ...]) -> str:
 # format: where the quorum starts -------------------------------------------------------------
 
 
-def bootstrap_records(
+def quorum_bootstrap_records(
     *,
     local: ControllerProcess,
     kraft_version: int,

@@ -25,7 +25,7 @@ from kjbod.log.acknowledged import RecordFailed
 from kjbod.log.framing import Batch
 from kjbod.log.lock import DEFAULT_LOCK_TIMEOUT, StateLock
 from kjbod.log.record_log import RecordLog
-from kjbod.log.snapshot import snapshot_name
+from kjbod.state.snapshots.records import snapshot_name
 from kjbod.records import Record
 from kjbod.records.codec import RecordDecodeError, RecordRun, batch_entries, decode_entries, encode_entries, entry_count
 from kjbod.state import snapshots

@@ -38,7 +38,7 @@ from kjbod.log.acknowledged import ACKNOWLEDGED_FILE
 from kjbod.log.lock import LOCK_FILE, StateLock
 from kjbod.log.name_index import NAME_INDEX
 from kjbod.log.record_log import RecordLog, is_segment_name
-from kjbod.log.snapshot import list_snapshots
+from kjbod.state.snapshots.records import list_snapshots
 from kjbod.state.marker import BUILD_PREFIX, MARKER, read_marker_version, write_marker
 
 # In a build directory inside the target: the names of the files it moves up, one a line.

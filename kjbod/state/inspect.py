@@ -11,7 +11,7 @@ from kjbod.image import EMPTY_IMAGE, Delta, Image
 from kjbod.log.lock import DEFAULT_LOCK_TIMEOUT, StateLock
 from kjbod.log.record_log import RecordLog, TornTail
 from kjbod.image.columns import PartitionTable
-from kjbod.log.snapshot import list_snapshots
+from kjbod.state.snapshots.records import list_snapshots
 from kjbod.records import Record
 from kjbod.records.codec import RecordDecodeError, RecordRun, decode_records
 from kjbod.state.marker import check_state_directory

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kjbod.common.units import human_bytes, human_rate
-from kjbod.controller.clock_control import ClockAdvance, RateSettings, format_duration
-from kjbod.controller.copy_model import Copy, outlook
 from kjbod.controller.quorum_control import QuorumTick
+from kjbod.simulation.clock import ClockAdvance, RateSettings, format_duration
+from kjbod.simulation.copy_model import Copy, outlook
 from kjbod.image import Image
 
 

@@ -13,7 +13,7 @@ header's control batch as KRaftVersionRecord and VotersRecord; the controllers' 
 (RegisterControllerRecord) are metadata records.
 
 The file is written as Kafka's FileRawSnapshotWriter writes one (see
-kjbod.storage.kraft_snapshot), so Kafka's own MetadataLoader loads it.
+kjbod.kafka_formats.kraft_snapshot), so Kafka's own MetadataLoader loads it.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from kjbod.records import FeatureLevelRecord
 from kjbod.records.codec import RecordRun
 from kjbod.common.java import hashmap_capacity, hashmap_order
 from kjbod.records.wire import CONTROL_MODELS, MODELLED_RECORDS, encode_record, encode_run
-from kjbod.storage.kraft_snapshot import SnapshotId, Voter, snapshot_batches, write_snapshot_file
+from kjbod.kafka_formats.kraft_snapshot import SnapshotId, Voter, snapshot_batches, write_snapshot_file
 
 # kjbod's snapshot files carry no leader epoch; an exported snapshot is of epoch 1.
 EXPORT_EPOCH = 1

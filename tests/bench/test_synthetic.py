@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.tools.importer.test_from_files import load_synthetic
+from tests.synthetic import load_synthetic
 
 synthetic = load_synthetic()
 SPEC = synthetic.SyntheticSpec(brokers=20, dirs_per_broker=4, partitions=3000, racks=4, hot_topics=2, full_dirs=3, failed_dirs=2, seed=11)

@@ -288,7 +288,7 @@ def test_the_request_is_checked_before_the_state_is_opened(cli: Cli, tmp_path: P
 
 def test_a_formatted_controller_names_itself_in_refusals(cli: Cli, tmp_path: Path) -> None:
     """Kafka's `Local controller <node.id> ...` (QuorumFeatures.java:109): the node that formatted the state."""
-    from .test_jbod_story import formatted_controller
+    from .support import formatted_controller
 
     state = formatted_controller(cli, tmp_path)
     result = cli("features", "upgrade", "--feature", "group.version=2", state=state)

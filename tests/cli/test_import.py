@@ -10,38 +10,10 @@ import pytest
 from kjbod.tools.importer.from_files import directory_id_for
 
 from ..conftest import Cli
-from ..tools.importer.test_from_files import load_synthetic, sorted_log_dirs
+from .support import ASSIGNMENT, BROKERS, LOG_DIRS
+from tests.synthetic import load_synthetic, sorted_log_dirs
 
 ERROR = "org.apache.kafka.common.errors.KafkaStorageException"
-BROKERS = {"brokers": [
-    {"id": 1, "rack": "r1", "log_dirs": [{"path": "/data/b1/d1", "capacity_bytes": 4000}, {"path": "/data/b1/d2", "capacity_bytes": 4000}]},
-    {"id": 2, "rack": "r2", "log_dirs": [{"path": "/data/b2/d1", "capacity_bytes": 4000}, {"path": "/data/b2/d2", "capacity_bytes": 4000}]},
-    {"id": 3, "rack": "r3", "log_dirs": [{"path": "/data/b3/d1", "capacity_bytes": 4000}]},
-]}
-ASSIGNMENT = {"version": 1, "partitions": [
-    {"topic": "orders", "partition": 0, "replicas": [1, 2, 3], "log_dirs": ["/data/b1/d1", "/data/b2/d2", "/data/b3/d1"]},
-    {"topic": "orders", "partition": 1, "replicas": [2, 3, 1], "log_dirs": ["/data/b2/d2", "/data/b3/d1", "/data/b1/d2"]},
-    {"topic": "audit", "partition": 0, "replicas": [3, 1], "log_dirs": ["/data/b3/d1", "/data/b1/d2"]},
-]}
-
-
-def entry(name: str, size: int, lag: int = 0, future: bool = False) -> dict:
-    return {"partition": name, "size": size, "offsetLag": lag, "isFuture": future}
-
-
-LOG_DIRS = {"brokers": [
-    {"broker": 1, "logDirs": [
-        {"partitions": [entry("orders-0", 900)], "error": None, "logDir": "/data/b1/d1"},
-        {"partitions": [entry("orders-1", 400, 25), entry("audit-0", 30)], "error": None, "logDir": "/data/b1/d2"},
-    ]},
-    {"broker": 2, "logDirs": [
-        {"partitions": [entry("orders-1", 120, 7, True)], "error": None, "logDir": "/data/b2/d1"},
-        {"partitions": [entry("orders-0", 900), entry("orders-1", 500)], "error": None, "logDir": "/data/b2/d2"},
-    ]},
-    {"broker": 3, "logDirs": [
-        {"partitions": [entry("orders-0", 900), entry("orders-1", 500), entry("audit-0", 30)], "error": None, "logDir": "/data/b3/d1"},
-    ]},
-], "version": 1}
 
 
 @pytest.fixture

@@ -9,13 +9,8 @@ import shutil
 from pathlib import Path
 
 from ..conftest import Cli
+from .support import CLUSTER_ID, formatted_controller, write_config
 
-CLUSTER_ID = "XcZZOzUqS4yHOjhMQB6JLQ"
-
-
-def write_config(path: Path, text: str) -> Path:
-    path.write_text(text)
-    return path
 
 
 def broker_config(root: Path, broker: int) -> Path:
@@ -25,18 +20,6 @@ def broker_config(root: Path, broker: int) -> Path:
         f"process.roles=broker\nnode.id={broker}\nbroker.rack=r{broker}\nlog.dirs={dirs}\n"
         "controller.quorum.voters=3000@localhost:9093\ncontroller.listener.names=CONTROLLER\n",
     )
-
-
-def formatted_controller(cli: Cli, tmp_path: Path) -> Path:
-    """A controller (node 3000) formatted for CLUSTER_ID, which initialises the cluster state."""
-    state = tmp_path / "state"
-    controller = write_config(
-        tmp_path / "controller.properties",
-        f"process.roles=controller\nnode.id=3000\nlog.dirs={tmp_path / 'controller'}\n"
-        "controller.quorum.voters=3000@localhost:9093\ncontroller.listener.names=CONTROLLER\n",
-    )
-    assert cli("format", "-c", str(controller), "-t", CLUSTER_ID, state=state).exit_code == 0
-    return state
 
 
 def test_the_jbod_story(cli: Cli, tmp_path: Path) -> None:

@@ -103,7 +103,7 @@ def test_export_text(cli: Cli, tmp_path: Path) -> None:
 def test_import_from_a_snapshot_and_its_log(cli: Cli, tmp_path: Path) -> None:
     from kjbod.records import PartitionChangeRecord
     from kjbod.records.wire import encode_record
-    from kjbod.storage.record_batch import batch_bytes, data_records
+    from kjbod.kafka_formats.record_batch import batch_bytes, data_records
 
     log = tmp_path / "__cluster_metadata-0"
     log.mkdir()
@@ -146,7 +146,7 @@ def _snapshot_of_a_long_running_cluster(tmp_path: Path) -> Path:
     far above the offsets of the state kjbod makes from it (which start at 0)."""
     from kjbod.records import FeatureLevelRecord, RegisterBrokerRecord
     from kjbod.records.wire import encode_record
-    from kjbod.storage.kraft_snapshot import SnapshotId, write_kraft_snapshot
+    from kjbod.kafka_formats.kraft_snapshot import SnapshotId, write_kraft_snapshot
 
     records = [
         FeatureLevelRecord(name="metadata.version", feature_level=21),  # 3.9-IV0

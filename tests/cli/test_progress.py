@@ -19,7 +19,7 @@ from kjbod.cli.context import AppContext, OutputFormat
 from kjbod.cli.progress import Progress
 
 from ..conftest import Cli
-from .test_import import ASSIGNMENT, BROKERS, LOG_DIRS
+from .support import ASSIGNMENT, BROKERS, LOG_DIRS
 
 KJBOD = Path(sys.executable).parent / "kjbod"
 

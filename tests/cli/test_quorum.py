@@ -217,3 +217,19 @@ def test_a_quorum_exported_and_imported_through_kafkas_snapshot_format(cli: Cli,
     [snapshot] = exported.iterdir()
     assert cli("import", "cluster", "--metadata-snapshot", str(snapshot), state=again).exit_code == 0
     assert cli("quorum", "describe", "--status", state=again).stdout.splitlines()[6] == status[6]
+
+
+def test_a_refusal_is_kafkas_exception_line_then_kjbods_note_from_the_error_handler(cli: Cli, tmp_path: Path, standalone: Path) -> None:
+    """The refusal goes through the one error handler: Kafka's line, kjbod's advice, exit 1; with
+    -o json, the error document."""
+    config = controller_config(tmp_path, 2)
+    text = cli("quorum", "add-controller", "--config", str(config), state=standalone)
+    kafka_line = (
+        "org.apache.kafka.common.errors.TimeoutException: Aborted add voter operation for since API_VERSIONS returned an error BROKER_NOT_AVAILABLE"
+    )
+    lines = text.stderr.splitlines()
+    assert (text.exit_code, text.stdout, len(lines), lines[0]) == (1, "", 2, kafka_line)
+    assert "start-controller" in lines[1]
+    as_json = cli("-o", "json", "quorum", "add-controller", "--config", str(config), state=standalone)
+    assert (as_json.exit_code, as_json.stderr) == (1, text.stderr)
+    assert json.loads(as_json.stdout) == {"error": {"message": kafka_line, "exitCode": 1}}

@@ -232,7 +232,7 @@ def test_structural_errors_exit_2(cli: Cli, tmp_path: Path) -> None:
 
 
 def test_standalone_writes_the_kip_853_bootstrap_snapshot(cli: Cli, tmp_path: Path, state_dir: Path) -> None:
-    from kjbod.storage.kraft_snapshot import Voter, VoterEndpoint, read_kraft_snapshot
+    from kjbod.kafka_formats.kraft_snapshot import Voter, VoterEndpoint, read_kraft_snapshot
 
     config = write_config(
         tmp_path, "c.properties", process_roles="controller", node_id="3000", controller_quorum_voters="",
@@ -251,7 +251,7 @@ def test_standalone_writes_the_kip_853_bootstrap_snapshot(cli: Cli, tmp_path: Pa
 
 
 def test_a_write_failure_shows_what_was_done(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from kjbod.storage import formatter
+    from kjbod.tools.storage import formatter
 
     real_write = formatter.write_meta_properties
 
@@ -304,6 +304,9 @@ def test_meta_info_problems_exit_1_without_an_error_line(cli: Cli, tmp_path: Pat
     config = write_config(tmp_path)
     result = cli("meta", "info", "-c", str(config), state=None)
     assert (result.exit_code, result.stderr) == (1, "")
+    as_json = cli("-o", "json", "meta", "info", "-c", str(config), state=None)
+    assert (as_json.exit_code, as_json.stderr) == (1, "")
+    assert json.loads(as_json.stdout)["problems"][0] == f"{tmp_path}/d1 is not formatted."  # the report, and no error document
     assert result.stdout == (
         "Found log directory:\n"
         f"  {tmp_path}/d1\n"

@@ -3,100 +3,33 @@ Kafka's error code and message (AddVoterHandler, RemoveVoterHandler, KafkaRaftCl
 
 from __future__ import annotations
 
-import random
 import re
 
 import pytest
 
-from kjbod.common.kafka_uuid import Uuid
 from kjbod.controller import Controller, ControllerResult
 from kjbod.controller.errors import Errors
 from kjbod.controller.feature_control import FeatureUpdate, UpgradeType
-from kjbod.controller.quorum_control import ControllerProcess, QuorumError, VoterChange, bootstrap_records
-from kjbod.image import EMPTY_IMAGE, Image, ReplicaKey, VoterNode, replay_all
+from kjbod.controller.quorum_control import ControllerProcess, QuorumError, VoterChange
+from kjbod.image import Image, ReplicaKey
 from kjbod.records import (
-    ControllerEndpoint,
-    FeatureLevelRecord,
-    KjbodClusterRecord,
-    KjbodStaticVoter,
     KRaftVersionRecord,
     NoOpRecord,
     RegisterControllerRecord,
     VoterEndpoint,
     VotersRecord,
 )
+from kjbod.simulation.clock import ClockControl
 
-CLUSTER = "XcZZOzUqS4yHOjhMQB6JLQ"
-DIRS = {
-    1: "rhRdHdO-SNyn7mn0dViBvg",
-    2: "xw8HCNDVSDO3mzcT0P3kCA",
-    3: "teWvR0l3R0-KunAu5y6-OA",
-    4: "ZNJ-ywU0nnQwRv5eRRU9ow",
-}
+from .support import CLUSTER, DIRS, add, advance, grown, process, remove, standalone, start, static
+from .support import apply as run
+
 NEW_DISK_3 = "8r7iZ2qlSQOBMT7XJSbdVQ"
-
-
-def process(node_id: int, directory: str | None = None, listener: str = "CONTROLLER", **kwargs: object) -> ControllerProcess:
-    endpoint = ControllerEndpoint(name=listener, host=f"c{node_id}", port=9093, security_protocol=0)
-    return ControllerProcess(
-        node_id, directory or DIRS[node_id], (endpoint,), cluster_id=CLUSTER, incarnation_id=str(Uuid(node_id, 77)), **kwargs  # type: ignore[arg-type]
-    )
-
-
-def standalone(level: int = 30) -> Image:
-    """`format --standalone` on controller 1: kraft.version 1, the voter set {1}, 1 leads epoch 1."""
-    features = [FeatureLevelRecord(name="metadata.version", feature_level=level), KjbodClusterRecord(cluster_id=CLUSTER, controller_id=1)]
-    local = process(1)
-    voters = (VoterNode(local.key, local.voter_endpoints, (0, 1)),)
-    quorum = bootstrap_records(
-        local=local, kraft_version=1, first_offset=len(features), dynamic_voters=voters, rng=random.Random(1)
-    )
-    return replay_all(EMPTY_IMAGE, [*features, *quorum])
-
-
-def static(ids: tuple[int, ...] = (1, 2, 3)) -> Image:
-    """`format` on controller 1 with controller.quorum.voters: kraft.version 0."""
-    features = [FeatureLevelRecord(name="metadata.version", feature_level=30), KjbodClusterRecord(cluster_id=CLUSTER, controller_id=1)]
-    voters = tuple(KjbodStaticVoter(voter_id=i, listener="CONTROLLER", host=f"c{i}", port=9093) for i in ids)
-    quorum = bootstrap_records(
-        local=process(1), kraft_version=0, first_offset=len(features), static_voters=voters, rng=random.Random(1)
-    )
-    return replay_all(EMPTY_IMAGE, [*features, *quorum])
-
-
-def run(image: Image, result: ControllerResult) -> Image:
-    return replay_all(image, result.records)
-
-
-def advance(image: Image, ms: int = 1000) -> Image:
-    return run(image, Controller(image).clock.advance(ms))
-
-
-def start(image: Image, node_id: int, **kwargs: object) -> Image:
-    return run(image, Controller(image).quorum.start_controller(process(node_id, **kwargs)))  # type: ignore[arg-type]
-
-
-def add(image: Image, node_id: int, **kwargs: object) -> ControllerResult[VoterChange]:
-    proc = process(node_id, **kwargs)  # type: ignore[arg-type]
-    return Controller(image).quorum.add_voter(proc.key, proc.voter_endpoints)
-
-
-def remove(image: Image, node_id: int, directory: str | None = None) -> ControllerResult[VoterChange]:
-    return Controller(image).quorum.remove_voter(ReplicaKey(node_id, directory or DIRS[node_id]))
 
 
 def refused(result: ControllerResult[VoterChange], error: Errors, message: str) -> None:
     assert result.records == ()
     assert (result.response.error.error, result.response.error.message) == (error, message)
-
-
-def grown(count: int) -> Image:
-    """Voters 1..count, each started, caught up, added and committed one at a time."""
-    image = standalone()
-    for node_id in range(2, count + 1):
-        image = advance(start(image, node_id))
-        image = advance(run(image, add(image, node_id)))
-    return image
 
 
 def voters(image: Image) -> tuple[int, ...]:
@@ -140,14 +73,14 @@ def test_a_new_voter_must_have_caught_up_and_catches_up_at_its_rate_as_the_clock
     image = start(standalone(), 2, catch_up_rate=2)
     target = image.next_offset
     refused(add(image, 2), Errors.REQUEST_TIMED_OUT, f"Aborted add voter operation for ReplicaKey(id=2, directoryId=Optional[{DIRS[2]}]) since it is lagging behind")
-    result = Controller(image).clock.advance(1000)
+    result = ClockControl(image).advance(1000)
     assert result.response.quorum.catching_up == ((ReplicaKey(2, DIRS[2]), 2, target),)
     image = run(image, result)
     refused(add(image, 2), Errors.REQUEST_TIMED_OUT, f"Aborted add voter operation for ReplicaKey(id=2, directoryId=Optional[{DIRS[2]}]) since it is lagging behind")
     # It needs the rest of the leader's log as it is now (the advance appended to it) at 2 records/s.
     needed_ms = math_ceil_ms(image.next_offset - 2, 2)
-    assert Controller(image).clock.advance(needed_ms - 1).response.quorum.caught_up == ()
-    result = Controller(image).clock.advance(needed_ms)
+    assert ClockControl(image).advance(needed_ms - 1).response.quorum.caught_up == ()
+    result = ClockControl(image).advance(needed_ms)
     assert result.response.quorum.caught_up == ((ReplicaKey(2, DIRS[2]), 1000 + needed_ms),)
     assert any(isinstance(r, RegisterControllerRecord) and r.controller_id == 2 for r in result.records)
     image = run(image, result)
@@ -181,7 +114,7 @@ def test_one_voter_change_at_a_time() -> None:
     refused(add(image, 3), Errors.REQUEST_TIMED_OUT, "Request timed out waiting for leader to handle previous voter change request")
     refused(remove(image, 2), Errors.REQUEST_TIMED_OUT, "Request timed out waiting for leader to handle previous voter change request")
     assert not Controller(image).quorum.describe().change_committed
-    result = Controller(image).clock.advance(1000)
+    result = ClockControl(image).advance(1000)
     assert result.response.quorum.committed == (image.quorum.voters_offset, (1, 2))
     image = run(image, result)
     assert Controller(image).quorum.describe().change_committed
@@ -271,7 +204,7 @@ def test_a_leader_that_removes_itself_leads_until_the_change_commits_then_resign
     assert (voters(image), image.quorum.leader_id) == ((2, 3), 1)
     info = Controller(image).quorum.describe()
     assert info.leader.key.id == 1 and [r.key.id for r in info.observers] == [1]
-    tick = Controller(image).clock.advance(1000)
+    tick = ClockControl(image).advance(1000)
     change = tick.response.quorum.leader_change
     assert change is not None and (change.previous, change.leader, change.epoch) == (1, 2, 2)
     image = run(image, tick)
@@ -358,6 +291,6 @@ def test_an_unregistered_voter_blocks_a_feature_upgrade() -> None:
 
 def test_advance_until_idle_waits_for_a_catching_up_controller() -> None:
     image = start(standalone(), 2, catch_up_rate=3)
-    result = Controller(image).clock.advance_until_idle()
+    result = ClockControl(image).advance_until_idle()
     assert result.response.quorum.caught_up == ((ReplicaKey(2, DIRS[2]), math_ceil_ms(image.next_offset, 3)),)
     assert result.response.now_ms == math_ceil_ms(image.next_offset, 3)

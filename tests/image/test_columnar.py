@@ -15,7 +15,7 @@ from kjbod.image.columns import PartitionTable
 from kjbod.image.topics import TopicsImage
 
 from ..controller.support import bootstrap, with_brokers
-from .test_partition_index import operation as index_operation
+from .support import operation as index_operation
 
 VIEWS = ("in_isr", "on_broker", "led_by", "in_directory")
 

@@ -14,7 +14,7 @@ from kjbod.image.topics import TopicsImage
 from kjbod.records import RemoveTopicRecord, TopicRecord
 
 from ..controller.support import bootstrap, with_brokers, with_topic
-from .test_partition_index import operation
+from .support import operation
 
 KEYS = st.integers(0, 40)
 # One derived map: a list of operations (set key to value, or delete key).

@@ -6,11 +6,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kjbod.controller import Controller, ControllerApiError
-from kjbod.controller.replication_control import CreateTopicRequest, DirectoryAssignment, HeartbeatRequest
+from kjbod.controller.replication_control import CreateTopicRequest
 from kjbod.image import replay_all
 from kjbod.image.topics import TopicsImage
 
 from ..controller.support import bootstrap, with_brokers
+from .support import operation
 
 VIEWS = ("in_isr", "on_broker", "led_by", "in_directory")
 
@@ -44,22 +45,3 @@ def test_incremental_views_equal_a_full_build(steps: list[tuple[str, int, int]])
         image = replay_all(image, result.records)
         fresh = TopicsImage(dict(image.topics.by_id))
         assert as_sets(image.topics.index) == as_sets(fresh.index)
-
-
-def operation(c, image, dirs, kind, broker, n, created):  # noqa: ANN001, ANN201
-    """One controller operation of the given kind, or None when it does not apply."""
-    names = sorted(image.topics.by_name)
-    if kind == "fence":
-        return c.replication.fence_broker(broker)
-    if kind == "unfence":
-        return c.replication.heartbeat(HeartbeatRequest(broker))
-    if kind == "fail":
-        return c.replication.heartbeat(HeartbeatRequest(broker, offline_log_dirs=(dirs[broker][n % 2],)))
-    if kind == "create":
-        return c.replication.create_topic(CreateTopicRequest(f"t{created}", n + 1, 2, seed=n))
-    if not names:
-        return None
-    topic = names[n % len(names)]
-    if kind == "assign":
-        return c.replication.assign_replicas_to_dirs(broker, [DirectoryAssignment(topic, n, dirs[broker][n % 2])])
-    return c.replication.delete_topic(topic)

@@ -13,7 +13,8 @@ from kjbod.image import EMPTY_IMAGE, ReplicaKey, replay_all
 from kjbod.image.quorum import java_key_set
 from kjbod.records import KjbodQuorumRecord, KRaftVersionRecord, VotersRecord
 from kjbod.state.cluster_state import ClusterState
-from tests.controller.test_quorum_control import DIRS, add, advance, grown, remove, run, start
+from tests.controller.support import DIRS, add, advance, grown, remove, start
+from tests.controller.support import apply as run
 
 
 def snapshot_round_trip(image, tmp_path: Path):  # type: ignore[no-untyped-def]
@@ -40,7 +41,7 @@ def test_a_snapshot_keeps_the_offsets_the_commit_rules_compare(tmp_path: Path) -
 
 
 def test_a_static_snapshot_keeps_its_static_voters(tmp_path: Path) -> None:
-    from tests.controller.test_quorum_control import static
+    from tests.controller.support import static
 
     image = static()
     loaded = snapshot_round_trip(image, tmp_path)
@@ -60,13 +61,13 @@ def test_replay_refuses_what_kafka_would_not_read() -> None:
     with pytest.raises(ReplayError, match="distinct voters"):
         replay_all(EMPTY_IMAGE, [VotersRecord(voters=())])
     with pytest.raises(ReplayError, match="static quorum needs its voters"):
-        from tests.controller.test_quorum_control import static
+        from tests.controller.support import static
 
         replay_all(static(), [KjbodQuorumRecord()])
 
 
 def test_a_known_directory_id_replaces_the_unknown_one() -> None:
-    from tests.controller.test_quorum_control import static
+    from tests.controller.support import static
 
     image = start(static(), 2)
     assert ReplicaKey(2) not in image.quorum.replicas and ReplicaKey(2, DIRS[2]) in image.quorum.replicas

@@ -9,92 +9,35 @@ other tests share a local one)."""
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
 import sys
-import sysconfig
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.tools.importer.test_from_files import load_synthetic
+from tests.synthetic import load_bench, load_synthetic
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
-
-# What the workers' Python gets: numpy, pandas, pyarrow and what they import (nothing of kjbod's).
-WORKER_PACKAGES = ("numpy", "numpy.libs", "pandas", "pyarrow", "dateutil", "pytz", "tzdata", "six.py")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def worker_python(root: Path, packages: tuple[str, ...]) -> Path:
-    """A virtual environment of this Python without kjbod: only `packages`, linked from this
-    environment's site-packages."""
-    subprocess.run([sys._base_executable, "-m", "venv", "--without-pip", str(root)], check=True)  # type: ignore[attr-defined]
-    python = root / "bin" / "python"
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               check=True, capture_output=True, text=True).stdout.strip())
-    ours = Path(sysconfig.get_paths()["purelib"])
-    for name in packages:
-        if (ours / name).exists():
-            (site / name).symlink_to(ours / name)
-    return python
 
 
 @pytest.fixture(scope="module")
 def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, object]]:
     pytest.importorskip("pyspark")
-    from pyspark.find_spark_home import _find_spark_home
-
     from kjbod.planner.session import java_available
 
     if not java_available():
         pytest.skip("no Java runtime for Spark")
+    spark = load_bench("spark_standalone")
     work = tmp_path_factory.mktemp("standalone")
-    spark_home = Path(_find_spark_home())
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_", "PYTHONPATH"))}
-    env.update({"SPARK_HOME": str(spark_home), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "1"})
-    port = free_port()
-    master_url = f"spark://127.0.0.1:{port}"
-    master_log = (work / "master.log").open("wb")
-    worker_log = (work / "worker.log").open("wb")
-    spark_class = str(spark_home / "bin" / "spark-class")
-    master = subprocess.Popen(
-        [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(free_port())],
-        env=env, stdout=master_log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-    )
-    worker = subprocess.Popen(
-        [spark_class, "org.apache.spark.deploy.worker.Worker", master_url, "--host", "127.0.0.1", "--cores", "2", "--memory", "2g",
-         "--webui-port", str(free_port()), "--work-dir", str(work / "worker")],
-        env=env, stdout=worker_log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-    )
     try:
-        deadline = time.monotonic() + 120
-        while b"Registering worker" not in (work / "master.log").read_bytes():
-            if time.monotonic() > deadline or master.poll() is not None or worker.poll() is not None:
-                raise AssertionError("the standalone cluster did not start:\n" + (work / "master.log").read_text()[-3000:]
-                                     + (work / "worker.log").read_text()[-3000:])
-            time.sleep(0.5)
-        with_packages = worker_python(work / "worker-python", WORKER_PACKAGES)
-        without_pandas = worker_python(work / "bare-python", ("numpy", "numpy.libs", "pyarrow"))
-        yield {"master": master_url, "python": with_packages, "bare": without_pandas, "env": env, "work": work}
-    finally:
-        for process in (worker, master):
-            process.terminate()
-        for process in (worker, master):
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        master_log.close()
-        worker_log.close()
+        with spark.standalone_cluster(work, cores=2, memory="2g") as cluster:
+            with_packages = spark.worker_python(work / "worker-python", spark.WORKER_PACKAGES)
+            without_pandas = spark.worker_python(work / "bare-python", ("numpy", "numpy.libs", "pyarrow"))
+            yield {"master": cluster.master, "python": with_packages, "bare": without_pandas, "env": cluster.env, "work": work}
+    except RuntimeError as exc:
+        raise AssertionError(str(exc)) from None
 
 
 @pytest.fixture(scope="module")

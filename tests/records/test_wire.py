@@ -50,7 +50,7 @@ from kjbod.records.wire import (
     uvarint,
     varint,
 )
-from kjbod.storage.kraft_snapshot import read_kraft_snapshot
+from kjbod.kafka_formats.kraft_snapshot import read_kraft_snapshot
 
 from .examples import DIR_A, DIR_B, TOPIC, examples
 

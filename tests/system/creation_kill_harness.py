@@ -33,7 +33,7 @@ from kjbod.cli.app import app
 from kjbod.state import read_image
 from kjbod.state.marker import BUILD_PREFIX, MARKER
 
-from ..tools.importer.test_from_files import load_synthetic
+from tests.synthetic import load_synthetic
 from .crash_harness import slow_disk
 
 CLUSTER_ID = "XcZZOzUqS4yHOjhMQB6JLQ"

@@ -15,7 +15,8 @@ PACKAGE = ROOT / "kjbod"
 
 def test_the_import_contracts_hold() -> None:
     """import-linter's contracts in pyproject.toml: layers, no state or Typer/rich in the library,
-    pyspark only in the planner's Spark engine, tools that stand alone."""
+    pyspark only in the planner's Spark engine, tools that stand alone, Kafka's binary files
+    read by the tools alone, and the CLI reaching a node's files through the tools."""
     lint = Path(sys.executable).with_name("lint-imports")
     result = subprocess.run([str(lint), "--config", str(ROOT / "pyproject.toml")], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from kjbod.cli.app import app
 
-from .test_docs import load_script
+from .scripts import load_script
 
 completions = load_script("completions/generate.py")
 BIN = Path(sys.executable).parent

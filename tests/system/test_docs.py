@@ -3,27 +3,13 @@ with an example that really parses, and help on every option and argument."""
 
 from __future__ import annotations
 
-import importlib.util
 import shlex
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def load_script(relative: str) -> ModuleType:
-    """A generator script (docs/generate.py, completions/generate.py) as a module."""
-    path = ROOT / relative
-    spec = importlib.util.spec_from_file_location(f"_kjbod_{path.parent.name}_{path.stem}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+from .scripts import load_script
 
 
 docs = load_script("docs/generate.py")

@@ -30,7 +30,7 @@ from kjbod.records import (
     RegisterBrokerRecord,
     TopicRecord,
 )
-from kjbod.storage.kraft_snapshot import SnapshotId, read_kraft_snapshot
+from kjbod.kafka_formats.kraft_snapshot import SnapshotId, read_kraft_snapshot
 from kjbod.tools.importer.from_snapshot import SnapshotImportRequest, plan_snapshot_import
 from kjbod.tools.kafka_export import export_kafka_snapshot
 
@@ -217,7 +217,7 @@ def test_a_synthetic_cluster_round_trips_with_its_paths_and_sizes(tmp_path: Path
     does the same at any size): exported, then imported with its kafka-log-dirs output, every
     directory's path and every partition's size come back; only the failed directories, which
     kafka-log-dirs lists without replicas, keep their id as their name."""
-    from tests.tools.importer.test_from_files import load_synthetic
+    from tests.synthetic import load_synthetic
 
     from kjbod.tools.importer.from_files import ImportRequest, plan_import
 

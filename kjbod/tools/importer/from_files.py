@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -56,6 +56,7 @@ from kjbod.records import (
     TopicRecord,
 )
 from kjbod.records.codec import RecordRun
+from kjbod.tools.importer.new_state import NewState, write_new_state
 from kjbod.tools.log_dirs.saved_output import (
     ClusterShape,
     Observation,
@@ -74,8 +75,11 @@ def derived_uuid(kind: str, *parts: object) -> str:
         raw = bytearray(hashlib.sha256(text.encode()).digest()[:16])
         raw[6] = (raw[6] & 0x0F) | 0x40
         raw[8] = (raw[8] & 0x3F) | 0x80
-        candidate = str(Uuid(int.from_bytes(raw[:8], "big"), int.from_bytes(raw[8:], "big")))
-        if not candidate.startswith("-") and not DirectoryId.reserved(candidate):
+        uuid = Uuid(int.from_bytes(raw[:8], "big"), int.from_bytes(raw[8:], "big"))
+        candidate = str(uuid)
+        # (Asked of the numbers: parsing the text back costs more than the hash, 31,200 times for
+        # 2,600 brokers of 12 directories.)
+        if not candidate.startswith("-") and not DirectoryId.reserved_uuid(uuid):
             return candidate
         attempt += 1
 
@@ -613,9 +617,9 @@ def resolve_metadata_version(text: str | None) -> MetadataVersion:
 
 def bootstrap_feature_records(mv: MetadataVersion) -> tuple[Record, ...]:
     """What `kjbod format` writes for a new cluster at this metadata.version."""
-    from kjbod.storage.formatter import bootstrap_records, effective_feature_levels
+    from kjbod.tools.storage.formatter import effective_feature_levels, feature_level_records
 
-    return bootstrap_records(effective_feature_levels(mv, {}, unstable=False, dynamic_quorum=False))
+    return feature_level_records(effective_feature_levels(mv, {}, unstable=False, dynamic_quorum=False))
 
 
 def plan_import(request: ImportRequest, *, progress: Progress = ignore, base_offset: int = 0) -> ImportPlan:
@@ -887,41 +891,6 @@ class _Builder:
             columns["eligible_leader_replicas"] = [None] * count
             columns["last_known_elr"] = [None] * count
         return RecordRun(PartitionRecord, version, count, columns)
-
-
-# Writing the new state ----------------------------------------------------------------------------
-
-
-class NewState(Protocol):
-    """Where the new state goes (kjbod.state.StateDirectory, handed over by the CLI)."""
-
-    path: Path
-
-    def check_new(self) -> None: ...
-
-    def create(self, entries: Sequence[Record | RecordRun]) -> CreatedState: ...
-
-
-class CreatedState(Protocol):
-    records: int
-    snapshot: Path
-
-
-class Written(Protocol):
-    """A summary that says where the new state went (both imports' summaries)."""
-
-    state: str
-    records: int
-    snapshot: str | None
-
-
-def write_new_state(target: NewState, entries: Sequence[Record | RecordRun], summary: Written, *, progress: Progress = ignore) -> None:
-    """Create the state with one commit and a snapshot; the summary learns where and how much."""
-    progress(f"Writing {sum(e.count if isinstance(e, RecordRun) else 1 for e in entries)} records to {target.path}")
-    created = target.create(entries)
-    summary.state = str(target.path)
-    summary.records = created.records
-    summary.snapshot = str(created.snapshot)
 
 
 def import_cluster(request: ImportRequest, target: NewState, *, progress: Progress = ignore) -> ImportSummary:

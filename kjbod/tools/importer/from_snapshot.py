@@ -5,7 +5,7 @@ A controller's snapshot (`__cluster_metadata-0/<offset>-<epoch>.checkpoint`) and
 `--metadata-log`, the log segments after it hold the exact state: every broker with its
 directory ids (KIP-858), fenced, controlled-shutdown and cordoned state, every partition with
 its replicas, ISR, leader, epochs, directories and reassignment, the features and configs. They
-are read as kjbod records (kjbod.storage.controller_metadata) and replayed as they are.
+are read as kjbod records (kjbod.kafka_formats.controller_metadata) and replayed as they are.
 
 Kafka knows directories only by id. Saved `kafka-log-dirs --describe` output knows them only by
 path. The two are joined through the replicas both list: a path is the directory the snapshot
@@ -38,9 +38,9 @@ from kjbod.controller.quorum_control import imported_quorum_records
 from kjbod.image import EMPTY_IMAGE, Image, VoterNode, replay_all
 from kjbod.records import KjbodBrokerLogDirsRecord, KjbodClusterRecord, KjbodLogDir, Record, Voter
 from kjbod.records.codec import RecordRun, entry_count
-from kjbod.storage.controller_metadata import ControllerMetadata, read_controller_metadata
-from kjbod.storage.kraft_snapshot import SnapshotError, SnapshotId
-from kjbod.tools.importer.from_files import NewState, write_new_state
+from kjbod.kafka_formats.controller_metadata import ControllerMetadata, read_controller_metadata
+from kjbod.kafka_formats.kraft_snapshot import SnapshotError, SnapshotId
+from kjbod.tools.importer.new_state import NewState, write_new_state
 from kjbod.tools.log_dirs.importer import plan_log_dirs_import, plan_observations_import, state_shape
 from kjbod.tools.log_dirs.saved_output import Observation, Observations, json_start, read_log_dirs_outputs, split_partition_name
 

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from kjbod.common.java import INT32_MAX, INT64_MAX
-from kjbod.common.problems import Problems, load_json, type_name
+from kjbod.common.problems import Problems, parse_json, type_name
 from kjbod.tools.log_dirs.report import QUERYING_LINE, RECEIVED_PREFIX
 
 
@@ -180,19 +180,41 @@ class LogDirsReader:
     partition entry: a million-partition cluster's output has three million of them.
     """
 
-    def __init__(self, shape: ClusterShape, problems: Problems) -> None:
+    def __init__(self, shape: ClusterShape, problems: Problems, *, by_broker: bool = True) -> None:
         self.shape = shape
         self.problems = problems
+        self.by_broker = by_broker
         self.seen = Observations()
         self._slots: dict[str, _Slot] = {}  # "topic-partition" -> its slot (or _MALFORMED)
         self._topics: dict[str, Mapping[int, tuple[int, ...]] | None] = {}
         self._dirs = self.seen.log_dirs
 
     def read(self, path: Path) -> None:
+        """Read one saved output. Kafka's own layout is parsed one broker at a time, so that the
+        whole document (gigabytes of objects at millions of partitions) never exists at once;
+        raises _ReadWhole when a broker's piece does not parse on its own (then the caller
+        starts over reading every document whole, which names the problem if there is one)."""
         source = str(path)
         problems = self.problems
         self.seen.files += 1
-        document = load_json(path, problems, skip_preamble=json_start)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            problems.add(source, "$", f"cannot read the file: {exc.strerror or exc}")
+            return
+        start = json_start(data)
+        pieces = _broker_pieces(data, start) if self.by_broker else None
+        if pieces is not None:
+            view = memoryview(data)
+            for i, (begin, end) in enumerate(pieces):
+                try:
+                    raw_broker = orjson.loads(view[begin:end])
+                except orjson.JSONDecodeError:
+                    raise _ReadWhole from None
+                self._read_broker(raw_broker, source, f"$.brokers[{i}]")
+            return
+        document = parse_json(data, source, problems, start=start)
+        del data
         if document is None:
             return
         if type(document) is not dict:
@@ -455,10 +477,56 @@ class LogDirsReader:
 
 def read_log_dirs_outputs(paths: Iterable[Path], shape: ClusterShape, problems: Problems) -> Observations:
     """Every replica the saved kafka-log-dirs outputs show, matched against `shape`."""
-    reader = LogDirsReader(shape, problems)
-    for path in paths:
-        reader.read(path)
+    paths = list(paths)
+    found = len(problems)
+    try:
+        reader = LogDirsReader(shape, problems)
+        for path in paths:
+            reader.read(path)
+    except _ReadWhole:
+        del problems.items[found:]  # what the reading so far found, it finds again
+        reader = LogDirsReader(shape, problems, by_broker=False)
+        for path in paths:
+            reader.read(path)
     return reader.finish()
+
+
+class _ReadWhole(Exception):
+    """A broker's piece of an output did not parse on its own: read every output whole."""
+
+
+_KAFKA_HEAD = b'{"brokers":['
+_KAFKA_TAIL = b'],"version":1}'
+_BROKER_START = b'{"broker":'
+_BROKER_BOUNDARY = b'},{"broker":'
+_SPACE = b" \t\r\n"
+
+
+def _broker_pieces(data: bytes, start: int) -> list[tuple[int, int]] | None:
+    """Where each broker's object starts and ends in output of Kafka's own compact layout,
+    `{"brokers":[{"broker":..},{"broker":..}],"version":1}` (LogDirsCommand); None for any other.
+
+    The bytes `},{"broker":` cannot be inside a JSON string (the quote would end the string,
+    and a bare word cannot follow one), so every one of them is between two objects; when every
+    piece parses on its own, the document is exactly the array of them."""
+    end = len(data)
+    while end > start and data[end - 1] in _SPACE:
+        end -= 1
+    if not data.startswith(_KAFKA_HEAD, start) or not data.endswith(_KAFKA_TAIL, start, end):
+        return None
+    begin, end = start + len(_KAFKA_HEAD), end - len(_KAFKA_TAIL)
+    if begin == end:
+        return []
+    if not data.startswith(_BROKER_START, begin):
+        return None
+    pieces = []
+    while True:
+        boundary = data.find(_BROKER_BOUNDARY, begin, end)
+        if boundary < 0:
+            pieces.append((begin, end))
+            return pieces
+        pieces.append((begin, boundary + 1))
+        begin = boundary + 2
 
 
 def _partition_problems(item: Any, source: str, where: str, problems: Problems) -> None:

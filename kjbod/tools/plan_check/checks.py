@@ -928,7 +928,7 @@ def execute_refusal(ctx: Context) -> str | None:
 
 
 def check_duration(ctx: Context) -> tuple[Outcome, Estimate | None]:
-    from kjbod.controller.clock_control import format_duration
+    from kjbod.simulation.clock import format_duration
 
     method = ctx.estimate_method or ctx.policy.estimate.method
     if method == "auto":

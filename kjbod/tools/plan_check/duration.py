@@ -1,6 +1,6 @@
 """How long a plan takes under its throttles (check duration.estimate).
 
-Two ways, one model (kjbod.controller.copy_model):
+Two ways, one model (kjbod.simulation.copy_model):
 
 * simulation: the plan is started on an in-memory copy of the cluster by `reassign execute`'s
   own code (kjbod.tools.reassign.actions.execute with the same throttles, as with --additional),
@@ -31,8 +31,8 @@ from kjbod.common.kafka_configs import (
 )
 from kjbod.common.units import human_rate
 from kjbod.controller import Controller
-from kjbod.controller.clock_control import format_duration
-from kjbod.controller.copy_model import HORIZON_MS, ZERO_RATE, CopySettings, copies, simulate
+from kjbod.simulation.clock import format_duration
+from kjbod.simulation.copy_model import HORIZON_MS, ZERO_RATE, CopySettings, copies, simulate
 from kjbod.errors import UserError
 from kjbod.image import Image, replay_all
 from kjbod.records import CONFIG_RESOURCE_TOPIC

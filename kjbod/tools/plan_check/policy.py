@@ -18,7 +18,7 @@ import tomli_w
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from kjbod.common.units import parse_bytes
-from kjbod.controller.clock_control import parse_duration_ms
+from kjbod.simulation.clock import parse_duration_ms
 from kjbod.errors import UserError
 from kjbod.tools.plan_check.model import CHECK_IDS, Severity
 

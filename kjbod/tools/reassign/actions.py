@@ -37,7 +37,7 @@ from kjbod.common.java import (
 )
 from kjbod.common.kafka_uuid import DirectoryId
 from kjbod.controller import Controller, ControllerResult
-from kjbod.controller.clock_control import format_duration
+from kjbod.simulation.clock import format_duration
 from kjbod.controller.errors import Errors
 from kjbod.controller.result import MAX_RECORDS_PER_USER_OP
 from kjbod.controller.reassignment_control import (
@@ -56,7 +56,7 @@ from kjbod.common.kafka_configs import (
     LEADER_THROTTLED_REPLICAS,
     LOG_DIRS_THROTTLED_RATE,
 )
-from kjbod.controller.copy_model import HORIZON_MS, Copy, copies, simulate
+from kjbod.simulation.copy_model import HORIZON_MS, Copy, copies, simulate
 from kjbod.common.units import human_bytes
 from kjbod.errors import UserError
 from kjbod.image import Image, replay_all

@@ -4,10 +4,8 @@ kafka-log-dirs output and the current assignment."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -21,7 +19,7 @@ from kjbod.common.problems import ValidationFailed
 from kjbod.common.versions import default_supported_ranges
 from kjbod.errors import UserError
 from kjbod.image import EMPTY_IMAGE, Image, replay_all
-from kjbod.log.snapshot import list_snapshots
+from kjbod.state.snapshots.records import list_snapshots
 from kjbod.records import KjbodClockRecord, KjbodLogDir
 from kjbod.state import StateDirectory
 from kjbod.state.cluster_state import ClusterState, read_image
@@ -35,19 +33,9 @@ from kjbod.tools.importer.from_files import (
     topic_id_for,
 )
 from kjbod.tools.log_dirs.report import KAFKA_STORAGE_EXCEPTION, describe_from_image
+from tests.synthetic import load_synthetic, sorted_log_dirs
 
 ERROR = KAFKA_STORAGE_EXCEPTION
-
-
-def load_synthetic() -> Any:
-    """bench/synthetic.py (not a package): the generator the benchmarks use."""
-    path = Path(__file__).resolve().parents[3] / "bench" / "synthetic.py"
-    spec = importlib.util.spec_from_file_location("kjbod_bench_synthetic", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 def write(path: Path, document: Any, header: bool = False) -> Path:
@@ -436,13 +424,6 @@ def test_a_failure_while_writing_leaves_the_directory_as_it_was(files: ImportReq
 
 
 # The round trip -----------------------------------------------------------------------------------
-
-
-def sorted_log_dirs(document: dict) -> list:
-    return sorted(
-        (b["broker"], d["logDir"], d["error"], sorted((p["partition"], p["size"], p["offsetLag"], p["isFuture"]) for p in d["partitions"]))
-        for b in document["brokers"] for d in b["logDirs"]
-    )
 
 
 def current_assignment(image: Image) -> list[dict]:

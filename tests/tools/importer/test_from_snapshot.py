@@ -13,7 +13,7 @@ from kjbod.image import EMPTY_IMAGE, replay_all
 from kjbod.records import PartitionRecord, TopicRecord
 from kjbod.records.wire import encode_record
 from kjbod.state import StateDirectory
-from kjbod.storage.kraft_snapshot import SnapshotId, write_kraft_snapshot
+from kjbod.kafka_formats.kraft_snapshot import SnapshotId, write_kraft_snapshot
 from kjbod.tools.importer.from_snapshot import SnapshotImportRequest, import_from_snapshot, plan_snapshot_import
 
 from ..kafka_image import kafka_image, oracle_shape, project

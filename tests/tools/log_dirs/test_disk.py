@@ -1,5 +1,5 @@
-"""kafka-log-dirs in kjbod: Kafka's JSON from the cluster state, the scan of real directories,
-reading Kafka's output back, and loading it into the state (reference §5, KIP-113)."""
+"""The log directories of a broker scanned on disk as kafka-log-dirs would report them:
+partition directory names, offline and unreadable directories (reference §5, KIP-113)."""
 
 from __future__ import annotations
 
@@ -14,45 +14,17 @@ from hypothesis import strategies as st
 from pyfakefs.fake_filesystem import FakeFilesystem
 from pyfakefs.fake_filesystem_unittest import Patcher
 
-from kjbod.common.kafka_uuid import DirectoryId
 from kjbod.tools.log_dirs.disk import describe_from_disk, DirectoryName, parse_directory_name, scan_directory
 from kjbod.tools.log_dirs.report import (
     KAFKA_STORAGE_EXCEPTION,
     BrokerEntry,
     LogDirsReport,
 )
-from kjbod.records import (
-    KjbodBrokerLogDirsRecord,
-    KjbodLogDir,
-    PartitionRecord,
-    RegisterBrokerRecord,
-)
 
-INC = "O7xvrxGUTwyKxRtVqYj9qA"
-FOO, BAR = "cJ3rE4bvQc2w5Y0kT1q9Zg", "AAAAAAAAAAAAAAAAAAAAZA"
-# Two directories on each of brokers 1 and 2; broker 0 has Kafka's default /tmp/kafka-logs.
-D0 = "ZNJ-ywU0nnQwRv5eRRU9ow"
-D11, D12 = "XcZZOzUqS4yHOjhMQB6JLQ", "AAAAAAAAAAAAAAAAAAAAZQ"
-D21, D22 = "AAAAAAAAAAAAAAAAAAAAZg", "AAAAAAAAAAAAAAAAAAAAZw"
-UNASSIGNED = DirectoryId.UNASSIGNED
+from .support import D11, D12
 
 
-def broker(broker_id: int, dirs: dict[str, str], online: tuple[str, ...] | None = None, epoch: int = 1) -> list:
-    """Registration records: `dirs` maps directory id -> path; `online` defaults to all."""
-    return [
-        RegisterBrokerRecord(
-            version=4, broker_id=broker_id, incarnation_id=INC, broker_epoch=epoch, fenced=False,
-            log_dirs=tuple(dirs) if online is None else online,
-        ),
-        KjbodBrokerLogDirsRecord(broker_id=broker_id, log_dirs=tuple(KjbodLogDir(directory_id=d, path=p) for d, p in dirs.items())),
-    ]
 
-
-def partition(topic_id: str, partition_id: int, replicas: tuple[int, ...], directories: tuple[str, ...]) -> PartitionRecord:
-    return PartitionRecord(
-        version=2, topic_id=topic_id, partition_id=partition_id, replicas=replicas, isr=replicas,
-        leader=replicas[0], leader_epoch=0, partition_epoch=0, directories=directories,
-    )
 
 
 HEX = "3a5d2f7e0c1b4a6b8d9e0f1a2b3c4d5e"

@@ -13,6 +13,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kjbod.common.problems import Problems
+from kjbod.tools.log_dirs import saved_output
 from kjbod.tools.log_dirs.saved_output import ClusterShape, LogDirsReader, Observation, Observations, read_log_dirs_outputs
 
 _PARTITIONS = {"t": {0: (1, 2), 1: (2, 3), 2: (1, 2, 3), 3: ()}, "u": {0: (3,), 1: (1, 3)}}
@@ -48,17 +49,25 @@ _output = st.fixed_dictionaries(
 )
 
 
-def _read(documents: list[dict], *, at_once: bool) -> tuple[Observations, list[str]]:
+def _read(documents: list[dict], *, at_once: bool, kafka_layout: bool = False, by_broker: bool = True) -> tuple[Observations, list[str]]:
+    """`kafka_layout`: written as kafka-log-dirs prints (compact, "brokers" first), which is read
+    one broker at a time unless `by_broker` is False."""
     # One directory name for every read, so that the observations' sources compare equal.
     with pytest.MonkeyPatch.context() as patch, tempfile.TemporaryDirectory() as parent:
         tmp = str(Path(parent) / "out")
         Path(tmp).mkdir()
         if not at_once:
             patch.setattr(LogDirsReader, "_recorded_at_once", lambda *args: False)
+        if not by_broker:
+            patch.setattr(saved_output, "_broker_pieces", lambda *args: None)
         paths = []
         for n, document in enumerate(documents):
             path = Path(tmp) / f"log-dirs-{n}.txt"
-            path.write_text("Querying brokers for log directories information\n" + json.dumps(document) + "\n")
+            if kafka_layout:
+                text = json.dumps({"brokers": document["brokers"], "version": document["version"]}, separators=(",", ":"))
+            else:
+                text = json.dumps(document)
+            path.write_text("Querying brokers for log directories information\n" + text + "\n")
             paths.append(path)
         problems = Problems()
         seen = read_log_dirs_outputs(paths, _SHAPE, problems)
@@ -103,6 +112,40 @@ def test_at_once_and_entry_by_entry_agree(documents: list[dict]) -> None:
     walked, problems_walked = _read(documents, at_once=False)
     assert problems_at_once == problems_walked
     assert _ordered(at_once) == _ordered(walked)
+
+
+@settings(max_examples=100, deadline=None)
+@given(documents=st.lists(_output, min_size=1, max_size=2))
+def test_kafkas_layout_read_one_broker_at_a_time_gives_what_the_whole_document_gives(documents: list[dict]) -> None:
+    by_broker, problems_by_broker = _read(documents, at_once=True, kafka_layout=True)
+    whole, problems_whole = _read(documents, at_once=True, kafka_layout=True, by_broker=False)
+    assert problems_by_broker == problems_whole
+    assert _ordered(by_broker) == _ordered(whole)
+
+
+def test_kafkas_layout_is_split_at_its_brokers_and_nothing_else() -> None:
+    text = b'Querying\n{"brokers":[{"broker":1,"logDirs":[]},{"broker":2,"logDirs":[{"logDir":"/d1"}]}],"version":1}\n'
+    pieces = saved_output._broker_pieces(text, text.index(b"{"))
+    assert [json.loads(text[a:b]) for a, b in pieces] == [{"broker": 1, "logDirs": []}, {"broker": 2, "logDirs": [{"logDir": "/d1"}]}]
+    assert saved_output._broker_pieces(b'{"brokers":[],"version":1}', 0) == []
+    for other in (b'{"version":1,"brokers":[]}', b'{"brokers": [], "version": 1}', b'{"brokers":[{"x":1}],"version":1}'):
+        assert saved_output._broker_pieces(other, 0) is None
+
+
+def test_a_piece_that_does_not_parse_alone_makes_every_output_read_whole(tmp_path: Path) -> None:
+    # Valid JSON, but with `},{"broker":` nested inside a broker: the pieces do not parse alone.
+    # The first broker (not in the cluster) is a problem found before the reading starts over:
+    # it is reported once.
+    text = (
+        '{"brokers":[{"broker":9,"logDirs":[]},{"broker":1,"logDirs":[{"logDir":"/d1","error":null,"extra":[{"a":1},{"broker":5}],'
+        '"partitions":[{"partition":"t-0","size":5,"offsetLag":0,"isFuture":false}]}]}],"version":1}'
+    )
+    path = tmp_path / "out.txt"
+    path.write_text(text + "\n")
+    problems = Problems()
+    seen = read_log_dirs_outputs([path], _SHAPE, problems)
+    assert problems.items == [f"{path} $.brokers[0].broker: broker 9 is not in the brokers file"]
+    assert [(t, p, b, o.size) for t, p, b, o in seen.items(False)] == [("t", 0, 1, 5)]
 
 
 def test_a_usual_directory_is_recorded_at_once(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,7 +19,8 @@ from kjbod.image import Image, ReplicaKey
 from kjbod.image.quorum import ZERO_UUID_TEXT
 from kjbod.records import VoterEndpoint
 from tests.controller.support import registration
-from tests.controller.test_quorum_control import DIRS, add, advance, grown, run, standalone, start, static
+from tests.controller.support import DIRS, add, advance, grown, standalone, start, static
+from tests.controller.support import apply as run
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "kafka" / "quorum-describe"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kjbod.controller import Controller
-from kjbod.tools import quorum as tool
+from kjbod.tools.quorum import describe as tool
 
 from .scenarios import FIXTURES, SCENARIOS, oracle_input, parse_oracle_input
 

@@ -10,10 +10,11 @@ from kjbod.controller import Controller
 from kjbod.image import EMPTY_IMAGE, Image, replay_all
 from kjbod.records import VotersRecord
 from kjbod.records.wire import control_model
-from kjbod.storage.kraft_snapshot import read_kraft_snapshot
+from kjbod.kafka_formats.kraft_snapshot import read_kraft_snapshot
 from kjbod.tools.importer.from_snapshot import SnapshotImportRequest, plan_snapshot_import
 from kjbod.tools.kafka_export import export_kafka_snapshot
-from tests.controller.test_quorum_control import CLUSTER, DIRS, add, advance, grown, run, standalone, start, static
+from tests.controller.support import CLUSTER, DIRS, add, advance, grown, standalone, start, static
+from tests.controller.support import apply as run
 
 
 def exported(image: Image, tmp_path: Path) -> Path:
