@@ -245,10 +245,12 @@ class FeaturesDescription:
 
     def lines(self) -> list[str]:
         epoch = "-" if self.epoch is None else str(self.epoch)
+        # Kafka 4.3+ pads the columns (FeatureCommand.handleDescribe, 4.3.1 FeatureCommand.java:251:
+        # "Feature: %-40s  SupportedMinVersion: %-15s  SupportedMaxVersion: %-15s  FinalizedVersionLevel: %-15s  Epoch: %s").
         return [
-            f"Feature: {item.name}\tSupportedMinVersion: {level_text(item.name, item.supported_min)}"
-            f"\tSupportedMaxVersion: {level_text(item.name, item.supported_max)}"
-            f"\tFinalizedVersionLevel: {level_text(item.name, item.finalized_level)}\tEpoch: {epoch}"
+            f"Feature: {item.name:<40}  SupportedMinVersion: {level_text(item.name, item.supported_min):<15}"
+            f"  SupportedMaxVersion: {level_text(item.name, item.supported_max):<15}"
+            f"  FinalizedVersionLevel: {level_text(item.name, item.finalized_level):<15}  Epoch: {epoch}"
             for item in self.features
         ]
 

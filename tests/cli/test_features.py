@@ -50,11 +50,12 @@ def cluster_4_2(state_dir: Path) -> Path:
 
 
 def describe_lines(mv: str, kraft: int, txn: int, group: int, epoch: str) -> str:
-    return (
-        f"Feature: group.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: {group}\tEpoch: {epoch}\n"
-        f"Feature: kraft.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: {kraft}\tEpoch: {epoch}\n"
-        f"Feature: metadata.version\tSupportedMinVersion: 3.3-IV3\tSupportedMaxVersion: 4.3-IV0\tFinalizedVersionLevel: {mv}\tEpoch: {epoch}\n"
-        f"Feature: transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 2\tFinalizedVersionLevel: {txn}\tEpoch: {epoch}\n"
+    """Kafka 4.3's padded columns (FeatureCommand.java:251 of 4.3.1)."""
+    rows = [("group.version", "0", "1", group), ("kraft.version", "0", "1", kraft),
+            ("metadata.version", "3.3-IV3", "4.3-IV0", mv), ("transaction.version", "0", "2", txn)]
+    return "".join(
+        f"Feature: {name:<40}  SupportedMinVersion: {low:<15}  SupportedMaxVersion: {high:<15}  FinalizedVersionLevel: {str(level):<15}  Epoch: {epoch}\n"
+        for name, low, high, level in rows
     )
 
 
