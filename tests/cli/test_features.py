@@ -126,7 +126,7 @@ def test_the_upgrade_passes_once_every_broker_reregistered_with_the_new_range(cl
 
     back = cli("features", "downgrade", "--release-version", "4.2")
     refusal = PREFIX + (
-        "Invalid metadata.version 29. Refusing to perform the requested downgrade because it might delete metadata information."
+        "Unsupported metadata.version downgrade from 30 to 29. Refusing to perform the requested downgrade because it might delete metadata information."
     )
     assert (back.exit_code, back.stdout, back.stderr) == (
         1, lines_for("Could not downgrade {name} to {level}. ", RELEASE_4_2, refusal), "4 out of 4 operation(s) failed.\n"
@@ -136,7 +136,7 @@ def test_the_upgrade_passes_once_every_broker_reregistered_with_the_new_range(cl
     assert forced.stdout == (
         " `metadata` flag is deprecated and may be removed in a future release.\n"
         "Could not downgrade metadata.version to 29. " + PREFIX
-        + "Invalid metadata.version 29. Unsafe metadata downgrade is not supported in this version.\n"
+        + "Unsupported metadata.version downgrade from 30 to 29. Unsafe metadata downgrade is not supported in this version.\n"
     )
     assert forced.stderr == "1 out of 1 operation(s) failed.\n"
     assert read_image(cluster_4_2).features.metadata_version.name == "4.3-IV0"
