@@ -48,6 +48,16 @@ _TOOL_CLASSES_BY_VERSION = {"4.4.0": {"kafka-configs": "org.apache.kafka.tools.C
 TOOL_JVM_FLAGS = ("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-Djava.awt.headless=true")
 
 
+# A tool whose release is not on Maven Central runs from the nearest release that is: there is
+# no kafka-shell 4.4.0 (its versions end at 4.3.1), and 4.3.1's shell cannot run on 4.4.0's
+# libraries (kafka.tools.TerseFailure left 4.4.0's core), so 4.4.0's metadata shell is 4.3.1's.
+_TOOL_RELEASE = {("4.4.0", "kafka-metadata-shell"): "4.3.1"}
+
+
+def tool_release(version: str, tool: str) -> str:
+    return _TOOL_RELEASE.get((version, tool), version)
+
+
 def tool_class(version: str, tool: str) -> str:
     return _TOOL_CLASSES_BY_VERSION.get(version, {}).get(tool, _TOOL_CLASSES[tool])
 
@@ -122,7 +132,7 @@ TOOL_RUNS: list[ToolResult] = []
 
 def run_tool(version: str, tool: str, *args: str | os.PathLike[str], cwd: Path | None = None, timeout: float = 180) -> ToolResult:
     """Run Kafka's `tool` (e.g. "kafka-topics") of `version` with `args`; capture everything."""
-    command = java_command(version, tool_class(version, tool), [str(arg) for arg in args])
+    command = java_command(tool_release(version, tool), tool_class(version, tool), [str(arg) for arg in args])
     started = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True, cwd=cwd, timeout=timeout, stdin=subprocess.DEVNULL)
     result = ToolResult(tool, tuple(str(arg) for arg in args), done.returncode, done.stdout, done.stderr, time.monotonic() - started)

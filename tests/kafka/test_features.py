@@ -66,6 +66,9 @@ def test_version_mapping(kafka_version: str, release: str, offline_features: dic
 
 @pytest.mark.parametrize(("feature", "level"), FEATURE_LEVELS + tuple(("metadata.version", level) for level in METADATA_LEVELS.values()))
 def test_feature_dependencies(kafka_version: str, feature: str, level: int, offline_features: dict, request: pytest.FixtureRequest) -> None:
+    if (feature, level) == ("kraft.version", 1):
+        strict_xfail(request, ("4.3.1", "4.4.0"), "issue 28: Kafka 4.3.1/4.4.0 print 'kraft.version=1 has no dependencies.' "
+                     "(KRaftVersion.dependencies() is empty); kjbod requires metadata.version=21 (3.9-IV0)")
     if feature in NOT_MODELLED:
         strict_xfail(request, ("4.3.1", "4.4.0"), f"issue 28: kjbod does not know {feature} (Kafka prints its dependencies)")
     if feature == "metadata.version" and level > 30:
@@ -94,8 +97,30 @@ def dry_runs(live: Live) -> dict[str, ToolResult]:
     return {name: live.cluster.tool("kafka-features", "--bootstrap-server", servers, *args, "--dry-run") for name, args in DRY_RUNS.items()}
 
 
+def _modelled_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if not any(feature in line for feature in NOT_MODELLED)]
+
+
 @pytest.mark.parametrize("name", list(DRY_RUNS))
-def test_dry_run(live: Live, dry_runs: dict[str, ToolResult], name: str) -> None:
+def test_dry_run_of_the_features_kjbod_models(live: Live, dry_runs: dict[str, ToolResult], name: str, request: pytest.FixtureRequest) -> None:
+    """The lines about the features kjbod models; the failure count is on stderr in both."""
+    if name == "upgrade-release-4.4":
+        strict_xfail(request, ("4.4.0",), "issue 28: kjbod refuses --release-version 4.4, which Kafka 4.4.0 upgrades to")
+    kafka = dry_runs[name]
+    ours = kjbod("features", *DRY_RUNS[name], "--dry-run", state=live.state)
+    assert (ours.exit_code, _modelled_lines(ours.stdout)) == (kafka.exit_code, _modelled_lines(kafka.stdout)), (ours.stderr, kafka.stderr)
+
+
+NOT_MODELLED_REASON = ("issue 28: with --release-version Kafka also sets eligible.leader.replicas.version, share.version "
+                       "and streams.version (a line each, and counts them in 'N out of M operation(s) failed')")
+
+
+@pytest.mark.parametrize("name", list(DRY_RUNS))
+def test_dry_run(live: Live, dry_runs: dict[str, ToolResult], name: str, request: pytest.FixtureRequest) -> None:
+    if name in ("upgrade-release", "downgrade-release"):
+        strict_xfail(request, ("4.3.1", "4.4.0"), NOT_MODELLED_REASON)
+    if name == "upgrade-release-4.4":
+        strict_xfail(request, ("4.4.0",), "issue 28: kjbod refuses --release-version 4.4, which Kafka 4.4.0 upgrades to")
     kafka = dry_runs[name]
     ours = kjbod("features", *DRY_RUNS[name], "--dry-run", state=live.state)
     assert (ours.exit_code, ours.stdout) == (kafka.exit_code, kafka.stdout), (ours.stderr, kafka.stderr)
