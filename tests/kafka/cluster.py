@@ -98,13 +98,15 @@ class KafkaCluster:
     controller_overrides: dict[str, object] = field(default_factory=dict)
     broker_overrides: dict[str, object] = field(default_factory=dict)
     die_with_parent: bool = True
+    brokers_count: int = len(BROKER_IDS)
     nodes: list[Node] = field(default_factory=list)
 
     # -- layout --------------------------------------------------------------------------------
 
     def configure(self) -> None:
         """Choose ports and write every node's server.properties (nothing formatted yet)."""
-        controller_port, *broker_ports = free_ports(1 + len(BROKER_IDS))
+        broker_ids = BROKER_IDS[:self.brokers_count]
+        controller_port, *broker_ports = free_ports(1 + len(broker_ids))
         quorum = f"127.0.0.1:{controller_port}"
         common = {
             "controller.quorum.bootstrap.servers": quorum,
@@ -126,7 +128,7 @@ class KafkaCluster:
             **self.controller_overrides,
         }
         self.nodes = [Node(CONTROLLER_ID, "controller", home, controller_port, [meta], write_properties(home / "server.properties", controller))]
-        for broker_id, port in zip(BROKER_IDS, broker_ports):
+        for broker_id, port in zip(broker_ids, broker_ports):
             home = self.home / f"broker-{broker_id}"
             dirs = [home / f"d{index}" for index in range(1, LOG_DIRS_PER_BROKER + 1)]
             broker = {
