@@ -1,7 +1,7 @@
 """The running-Kafka tests: every test here is marked `kafka` and runs once per pinned release.
 
-Without Java or Maven they skip with one line naming what is missing; with CI=true they never
-skip (a missing prerequisite fails them). Each release's cluster starts once per session
+Without Java or Maven they skip with one line naming what is missing (test_prerequisites.py; the
+other modules are not collected); with CI=true they never skip (a missing prerequisite fails them). Each release's cluster starts once per session
 (`kafka_cluster`), and is stopped before the next release's starts.
 """
 
@@ -22,6 +22,10 @@ from tests.kafka.cluster import KafkaCluster
 from tests.kafka.runtime import KAFKA_VERSIONS, TOOL_RUNS, ToolResult, missing_prerequisite
 
 HERE = Path(__file__).parent
+MISSING = missing_prerequisite()
+if MISSING is not None and os.environ.get("CI") != "true":
+    # One line says why: test_prerequisites.py skips; the other modules are not collected.
+    collect_ignore_glob = ["test_[!p]*.py"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -32,12 +36,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def kafka_prerequisites() -> None:
-    missing = missing_prerequisite()
-    if missing is None:
+    if MISSING is None:
         return
     if os.environ.get("CI") == "true":
-        pytest.fail(f"CI=true: the Kafka tests must run, but this machine has {missing}")
-    pytest.skip(f"Kafka interop tests need Java and Maven: {missing}")
+        pytest.fail(f"CI=true: the Kafka tests must run, but this machine has {MISSING}")
+    pytest.skip(f"the tests that run Kafka need Java and Maven: {MISSING}")
 
 
 @pytest.fixture(autouse=True)
