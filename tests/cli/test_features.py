@@ -196,9 +196,9 @@ def test_an_update_on_a_state_without_metadata_version(cli: Cli) -> None:
         (["disable"], "You must specify at least one feature to disable"),
         (["upgrade", "--release-version", "4.3", "--feature", "group.version=1"],
          "Can not specify `release-version` with other feature flags."),
-        (["upgrade", "--release-version", "3.2"], "Unknown metadata.version 3.2. Supported metadata.version are 3.3-IV3, "
+        (["upgrade", "--release-version", "3.2"], "Unknown metadata.version '3.2'. Supported metadata.version are: 3.3-IV3, "
          "3.4-IV0, 3.5-IV0, 3.5-IV1, 3.5-IV2, 3.6-IV0, 3.6-IV1, 3.6-IV2, 3.7-IV0, 3.7-IV1, 3.7-IV2, 3.7-IV3, 3.7-IV4, "
-         "3.8-IV0, 3.9-IV0, 4.0-IV0, 4.0-IV1, 4.0-IV2, 4.0-IV3, 4.1-IV0, 4.1-IV1, 4.2-IV0, 4.2-IV1, 4.3-IV0"),
+         "3.8-IV0, 3.9-IV0, 4.0-IV0, 4.0-IV1, 4.0-IV2, 4.0-IV3, 4.1-IV0, 4.1-IV1, 4.2-IV0, 4.2-IV1, 4.3-IV0, 4.4-IV0"),
         (["upgrade", "--feature", "group.version"], "Can't parse feature=level string group.version: equals sign not found."),
         (["upgrade", "--feature", "group.version=x"],
          "Can't parse feature=level string group.version=x: unable to parse x as a short."),

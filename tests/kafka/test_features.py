@@ -123,4 +123,4 @@ def test_dry_run(live: Live, dry_runs: dict[str, ToolResult], name: str, request
         strict_xfail(request, ("4.4.0",), "issue 28: kjbod refuses --release-version 4.4, which Kafka 4.4.0 upgrades to")
     kafka = dry_runs[name]
     ours = kjbod("features", *DRY_RUNS[name], "--dry-run", state=live.state)
-    assert (ours.exit_code, ours.stdout) == (kafka.exit_code, kafka.stdout), (ours.stderr, kafka.stderr)
+    assert (ours.exit_code, ours.stdout, ours.stderr.strip()) == (kafka.exit_code, kafka.stdout, kafka.stderr.strip())
