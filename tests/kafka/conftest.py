@@ -93,6 +93,8 @@ def strict_xfail(request: pytest.FixtureRequest, versions: tuple[str, ...], reas
 # no-op records (metadata.max.idle.interval.ms=0) its log stands still between our changes, so the
 # snapshot and the log segments after it are copied at a moment nothing is written.
 CONTROLLER_OVERRIDES = {
+    # No leader rebalance on a timer: the scene elects preferred leaders itself.
+    "auto.leader.rebalance.enable": "false",
     "metadata.log.max.record.bytes.between.snapshots": 2048,
     "metadata.log.max.snapshot.interval.ms": 0,
     "metadata.max.idle.interval.ms": 0,
@@ -182,14 +184,16 @@ def newest_snapshot(directory: Path) -> Path | None:
     return snapshots[-1] if snapshots else None
 
 
-def _settle(directory: Path, timeout: float = 30) -> tuple[Path, int]:
-    """Wait until the controller's log and snapshots stop changing; its newest snapshot and log end."""
+def _settle(directory: Path, timeout: float = 60, quiet: int = 3) -> tuple[Path, int]:
+    """Wait until the controller's log and snapshots have not changed for `quiet` seconds; its
+    newest snapshot and log end."""
     deadline = time.monotonic() + timeout
-    last = None
+    last, unchanged = None, 0
     while time.monotonic() < deadline:
         time.sleep(1)
         now = (newest_snapshot(directory), metadata_log_end(directory), sorted(p.name for p in directory.iterdir()))
-        if now == last and not any(name.endswith(".part") for name in now[2]):
+        unchanged = unchanged + 1 if now == last and not any(name.endswith(".part") for name in now[2]) else 0
+        if unchanged >= quiet:
             return now[0], now[1]
         last = now
     raise TimeoutError(f"{directory} still changing after {timeout}s")
@@ -233,34 +237,38 @@ def live(kafka_cluster: KafkaCluster, tmp_path_factory: pytest.TempPathFactory) 
     cluster.tool("kafka-leader-election", "--bootstrap-server", servers, "--election-type", "preferred", "--all-topic-partitions")
 
     metadata = cluster.controller.log_dirs[0] / "__cluster_metadata-0"
-    snapshot, end = _settle(metadata)
-    # A tail after the snapshot: one more small change unless the log already has one.
-    for attempt in range(3):
-        if snapshot is not None and snapshot_end(snapshot) > 0 and snapshot_end(snapshot) < end:
-            break
-        cluster.tool("kafka-configs", "--bootstrap-server", servers, "--alter", "--entity-type", "topics", "--entity-name", "audit",
-                     "--add-config", f"retention.bytes={1073741824 + attempt}").check()
+    # A broker may still report a finished move (AssignReplicasToDirs) after --verify says done: if
+    # the controller writes while we copy or describe, settle and take everything again.
+    for capture in range(3):
         snapshot, end = _settle(metadata)
-    assert snapshot is not None and 0 < snapshot_end(snapshot) < end, f"no snapshot with records after it in {metadata}"
+        # A tail after the snapshot: one more small change unless the log already has one.
+        for attempt in range(3):
+            if snapshot is not None and 0 < snapshot_end(snapshot) < end:
+                break
+            cluster.tool("kafka-configs", "--bootstrap-server", servers, "--alter", "--entity-type", "topics", "--entity-name", "audit",
+                         "--add-config", f"retention.bytes={1073741824 + 10 * capture + attempt}").check()
+            snapshot, end = _settle(metadata)
+        assert snapshot is not None and 0 < snapshot_end(snapshot) < end, f"no snapshot with records after it in {metadata}"
 
-    copy = work / "copy"
-    log_copy = copy / "__cluster_metadata-0"
-    log_copy.mkdir(parents=True)
-    shutil.copy2(snapshot, log_copy / snapshot.name)
-    for segment in metadata.glob("*.log"):
-        shutil.copy2(segment, log_copy / segment.name)
-    assert metadata_log_end(log_copy) == end and newest_snapshot(metadata) == snapshot, "the controller wrote while we copied"
-
-    result = Live(cluster, copy, log_copy / snapshot.name, log_copy, copy / "log-dirs.txt")
-    log_dirs = cluster.tool("kafka-log-dirs", "--bootstrap-server", servers, "--describe").check()
-    result.log_dirs_file.write_text(log_dirs.stdout)
-    result.kafka["log-dirs"] = log_dirs
-    result.kafka["topics"] = cluster.tool(*topics, "--describe").check()
-    result.kafka["features"] = cluster.tool("kafka-features", "--bootstrap-server", servers, "describe").check()
-    quorum = ("kafka-metadata-quorum", "--bootstrap-controller", cluster.bootstrap_controller, "describe")
-    result.kafka["status"] = cluster.tool(*quorum, "--status").check()
-    result.kafka["replication"] = cluster.tool(*quorum, "--replication").check()
-    assert metadata_log_end(metadata) == end, "the controller wrote while Kafka's tools described the cluster"
+        copy = work / f"copy-{capture}"
+        log_copy = copy / "__cluster_metadata-0"
+        log_copy.mkdir(parents=True)
+        shutil.copy2(snapshot, log_copy / snapshot.name)
+        for segment in metadata.glob("*.log"):
+            shutil.copy2(segment, log_copy / segment.name)
+        result = Live(cluster, copy, log_copy / snapshot.name, log_copy, copy / "log-dirs.txt")
+        log_dirs = cluster.tool("kafka-log-dirs", "--bootstrap-server", servers, "--describe").check()
+        result.log_dirs_file.write_text(log_dirs.stdout)
+        result.kafka["log-dirs"] = log_dirs
+        result.kafka["topics"] = cluster.tool(*topics, "--describe").check()
+        result.kafka["features"] = cluster.tool("kafka-features", "--bootstrap-server", servers, "describe").check()
+        quorum = ("kafka-metadata-quorum", "--bootstrap-controller", cluster.bootstrap_controller, "describe")
+        result.kafka["status"] = cluster.tool(*quorum, "--status").check()
+        result.kafka["replication"] = cluster.tool(*quorum, "--replication").check()
+        if metadata_log_end(log_copy) == metadata_log_end(metadata) == end and newest_snapshot(metadata) == snapshot:
+            break
+    else:
+        raise AssertionError(f"the controller kept writing to {metadata} while its files were copied and described")
     result.import_result = kjbod("import", "cluster", "--metadata-snapshot", result.snapshot, "--metadata-log", log_copy,
                                  "--log-dirs", result.log_dirs_file, "--cluster-id", cluster.cluster_id, state=result.state)
     return result

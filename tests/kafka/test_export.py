@@ -43,10 +43,23 @@ def exports(live: Live, tmp_path_factory: pytest.TempPathFactory) -> Exports:
     assert imported.exit_code == 0, imported.stderr
     at_snapshot = _export(at_snapshot_state, work / "at-snapshot")
     full = _export(live.state, work / "full")
-    shell = {name: run_tool(live.version, "kafka-metadata-shell", "--snapshot", path, "tree", "/")
-             for name, path in (("kafka", live.snapshot), ("kjbod", at_snapshot))}
+    shell = {name: _metadata_shell(live.version, path) for name, path in (("kafka", live.snapshot), ("kjbod", at_snapshot))}
     dump = run_tool(live.version, "kafka-dump-log", "--cluster-metadata-decoder", "--files", f"{live.snapshot},{at_snapshot},{full}")
     return Exports(live.snapshot, at_snapshot, full, shell, dump)
+
+
+# MetadataShell's non-interactive mode prints once the loader has applied an offset, which can be
+# before its publisher has the image (MetadataShell.waitUntilCaughtUp, 4.3.1 MetadataShell.java:247):
+# on a loaded machine it then prints an empty image, whose provenance is offset -1. Run it again.
+EMPTY_IMAGE = "offset -1, epoch -1"
+
+
+def _metadata_shell(version: str, snapshot: Path, tries: int = 3) -> ToolResult:
+    for _ in range(tries):
+        result = run_tool(version, "kafka-metadata-shell", "--snapshot", snapshot, "tree", "/")
+        if EMPTY_IMAGE not in result.stdout:
+            break
+    return result
 
 
 def _dumped(dump: ToolResult) -> dict[str, list[str]]:
