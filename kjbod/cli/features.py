@@ -94,7 +94,7 @@ def _update(
 
 @app.command()
 def describe(ctx: typer.Context) -> None:
-    """Describe the supported and finalized level of every feature, one tab-separated line each.
+    """Describe the supported and finalized level of every feature, one line each (Kafka 4.3's columns).
 
     Example: kjbod features describe
     """

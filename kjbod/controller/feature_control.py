@@ -16,7 +16,9 @@ from types import MappingProxyType
 from kjbod.common.versions import (
     DISABLED_RANGE,
     KRAFT_VERSION,
+    LATEST_TESTING,
     METADATA_VERSION,
+    MINIMUM_METADATA_VERSION,
     MetadataVersion,
     controller_supported_ranges,
     metadata_changed_between,
@@ -96,6 +98,11 @@ def _invalid_update_version(name: str, level: int, reason: str) -> ApiError:
 
 def _invalid_metadata_version(level: int, reason: str) -> ApiError:
     return ApiError(Errors.INVALID_UPDATE_VERSION, f"Invalid metadata.version {level}. {reason}")
+
+
+def _unsupported_metadata_downgrade(current: MetadataVersion, target: MetadataVersion, reason: str) -> ApiError:
+    """`unsupportedMetadataDowngrade` (FeatureControlManager.java:431-435 of 4.3.1)."""
+    return ApiError(Errors.INVALID_UPDATE_VERSION, f"Unsupported metadata.version downgrade from {current.level} to {target.level}. {reason}")
 
 
 class FeatureControl:
@@ -260,7 +267,7 @@ class FeatureControl:
     def _update_metadata_version(
         self, level: int, current: MetadataVersion, upgrade_type: UpgradeType, records: list[Record]
     ) -> ApiError:
-        """`FeatureControlManager.updateMetadataVersion` (FCMJ:333-383).
+        """`FeatureControlManager.updateMetadataVersion` (FCMJ:333-383; texts of 4.3.1, FeatureControlManager.java:385-422).
 
         Kafka also refuses changes during a ZK migration (kjbod models no ZooKeeper) and levels
         below the minimum bootstrap version (every level in kjbod's table is at or above it).
@@ -268,12 +275,15 @@ class FeatureControl:
         try:
             target = metadata_version_for_level(level)
         except ValueError:
-            return _invalid_metadata_version(level, "Unknown metadata.version.")
+            # FeatureControlManager.java:393-396 of 4.3.1 (the range is the controller's table).
+            return _invalid_metadata_version(
+                level, f"Valid versions are from {MINIMUM_METADATA_VERSION.level} to {LATEST_TESTING.level}."
+            )
         if target.level < current.level and metadata_changed_between(current, target):
             if upgrade_type is UpgradeType.UNSAFE_DOWNGRADE:
-                return _invalid_metadata_version(level, "Unsafe metadata downgrade is not supported in this version.")
-            return _invalid_metadata_version(
-                level, "Refusing to perform the requested downgrade because it might delete metadata information."
+                return _unsupported_metadata_downgrade(current, target, "Unsafe metadata downgrade is not supported in this version.")
+            return _unsupported_metadata_downgrade(
+                current, target, "Refusing to perform the requested downgrade because it might delete metadata information."
             )
         records.append(FeatureLevelRecord(name=METADATA_VERSION, feature_level=level))
         return NONE

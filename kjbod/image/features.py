@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from kjbod.common.versions import METADATA_VERSION, MetadataVersion, feature, metadata_version_for_level
+from kjbod.common.versions import FEATURES_BY_NAME, METADATA_VERSION, MetadataVersion, feature, metadata_version_for_level
 from kjbod.errors import ReplayError
 from kjbod.records import FeatureLevelRecord, Record
 
@@ -47,7 +47,11 @@ class FeaturesDelta:
             if record.feature_level == 0:
                 self._finalized.pop(record.name, None)
                 return
-            feature(record.name).level(record.feature_level)
+            if record.name in FEATURES_BY_NAME:
+                feature(record.name).level(record.feature_level)
+            # A feature kjbod does not model (e.g. eligible.leader.replicas.version, finalized on
+            # every cluster formatted at 4.1 or later) is kept as its level: the cluster state
+            # holds it and export writes it back; kjbod's own operations ignore it.
         except ValueError as exc:
             raise ReplayError(f"Unable to replay {record}: {exc}") from None
         self._finalized[record.name] = record.feature_level

@@ -18,6 +18,7 @@ from kjbod.common.versions import (
     FEATURES,
     FEATURES_BY_NAME,
     LATEST_PRODUCTION,
+    LATEST_TESTING,
     METADATA_VERSION,
     MINIMUM_METADATA_VERSION,
     MetadataVersion,
@@ -74,15 +75,18 @@ def _feature_update(level: int, upgrade_type: UpgradeType) -> FeatureUpdate:
 
 
 def _supported_metadata_versions() -> str:
-    return ", ".join(mv.name for mv in metadata_versions_between(MINIMUM_METADATA_VERSION, LATEST_PRODUCTION))
+    # kafka-features parses with unstable versions enabled, so it lists up to the latest testing one.
+    return ", ".join(mv.name for mv in metadata_versions_between(MINIMUM_METADATA_VERSION, LATEST_TESTING))
 
 
 def _metadata_version(text: str) -> MetadataVersion:
+    """`MetadataVersion.fromVersionString(text, true)` as FeatureCommand calls it (4.3.1
+    FeatureCommand.java:307,328,372; its message MetadataVersion.java:361)."""
     try:
         return parse_metadata_version(text)
     except ValueError:
         raise UserError(
-            f"Unknown metadata.version {text}. Supported metadata.version are {_supported_metadata_versions()}"
+            f"Unknown metadata.version '{text}'. Supported metadata.version are: {_supported_metadata_versions()}"
         ) from None
 
 
@@ -245,10 +249,12 @@ class FeaturesDescription:
 
     def lines(self) -> list[str]:
         epoch = "-" if self.epoch is None else str(self.epoch)
+        # Kafka 4.3+ pads the columns (FeatureCommand.handleDescribe, 4.3.1 FeatureCommand.java:251:
+        # "Feature: %-40s  SupportedMinVersion: %-15s  SupportedMaxVersion: %-15s  FinalizedVersionLevel: %-15s  Epoch: %s").
         return [
-            f"Feature: {item.name}\tSupportedMinVersion: {level_text(item.name, item.supported_min)}"
-            f"\tSupportedMaxVersion: {level_text(item.name, item.supported_max)}"
-            f"\tFinalizedVersionLevel: {level_text(item.name, item.finalized_level)}\tEpoch: {epoch}"
+            f"Feature: {item.name:<40}  SupportedMinVersion: {level_text(item.name, item.supported_min):<15}"
+            f"  SupportedMaxVersion: {level_text(item.name, item.supported_max):<15}"
+            f"  FinalizedVersionLevel: {level_text(item.name, item.finalized_level):<15}  Epoch: {epoch}"
             for item in self.features
         ]
 

@@ -50,11 +50,12 @@ def cluster_4_2(state_dir: Path) -> Path:
 
 
 def describe_lines(mv: str, kraft: int, txn: int, group: int, epoch: str) -> str:
-    return (
-        f"Feature: group.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: {group}\tEpoch: {epoch}\n"
-        f"Feature: kraft.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: {kraft}\tEpoch: {epoch}\n"
-        f"Feature: metadata.version\tSupportedMinVersion: 3.3-IV3\tSupportedMaxVersion: 4.3-IV0\tFinalizedVersionLevel: {mv}\tEpoch: {epoch}\n"
-        f"Feature: transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 2\tFinalizedVersionLevel: {txn}\tEpoch: {epoch}\n"
+    """Kafka 4.3's padded columns (FeatureCommand.java:251 of 4.3.1)."""
+    rows = [("group.version", "0", "1", group), ("kraft.version", "0", "1", kraft),
+            ("metadata.version", "3.3-IV3", "4.3-IV0", mv), ("transaction.version", "0", "2", txn)]
+    return "".join(
+        f"Feature: {name:<40}  SupportedMinVersion: {low:<15}  SupportedMaxVersion: {high:<15}  FinalizedVersionLevel: {str(level):<15}  Epoch: {epoch}\n"
+        for name, low, high, level in rows
     )
 
 
@@ -125,7 +126,7 @@ def test_the_upgrade_passes_once_every_broker_reregistered_with_the_new_range(cl
 
     back = cli("features", "downgrade", "--release-version", "4.2")
     refusal = PREFIX + (
-        "Invalid metadata.version 29. Refusing to perform the requested downgrade because it might delete metadata information."
+        "Unsupported metadata.version downgrade from 30 to 29. Refusing to perform the requested downgrade because it might delete metadata information."
     )
     assert (back.exit_code, back.stdout, back.stderr) == (
         1, lines_for("Could not downgrade {name} to {level}. ", RELEASE_4_2, refusal), "4 out of 4 operation(s) failed.\n"
@@ -135,7 +136,7 @@ def test_the_upgrade_passes_once_every_broker_reregistered_with_the_new_range(cl
     assert forced.stdout == (
         " `metadata` flag is deprecated and may be removed in a future release.\n"
         "Could not downgrade metadata.version to 29. " + PREFIX
-        + "Invalid metadata.version 29. Unsafe metadata downgrade is not supported in this version.\n"
+        + "Unsupported metadata.version downgrade from 30 to 29. Unsafe metadata downgrade is not supported in this version.\n"
     )
     assert forced.stderr == "1 out of 1 operation(s) failed.\n"
     assert read_image(cluster_4_2).features.metadata_version.name == "4.3-IV0"
@@ -195,9 +196,9 @@ def test_an_update_on_a_state_without_metadata_version(cli: Cli) -> None:
         (["disable"], "You must specify at least one feature to disable"),
         (["upgrade", "--release-version", "4.3", "--feature", "group.version=1"],
          "Can not specify `release-version` with other feature flags."),
-        (["upgrade", "--release-version", "3.2"], "Unknown metadata.version 3.2. Supported metadata.version are 3.3-IV3, "
+        (["upgrade", "--release-version", "3.2"], "Unknown metadata.version '3.2'. Supported metadata.version are: 3.3-IV3, "
          "3.4-IV0, 3.5-IV0, 3.5-IV1, 3.5-IV2, 3.6-IV0, 3.6-IV1, 3.6-IV2, 3.7-IV0, 3.7-IV1, 3.7-IV2, 3.7-IV3, 3.7-IV4, "
-         "3.8-IV0, 3.9-IV0, 4.0-IV0, 4.0-IV1, 4.0-IV2, 4.0-IV3, 4.1-IV0, 4.1-IV1, 4.2-IV0, 4.2-IV1, 4.3-IV0"),
+         "3.8-IV0, 3.9-IV0, 4.0-IV0, 4.0-IV1, 4.0-IV2, 4.0-IV3, 4.1-IV0, 4.1-IV1, 4.2-IV0, 4.2-IV1, 4.3-IV0, 4.4-IV0"),
         (["upgrade", "--feature", "group.version"], "Can't parse feature=level string group.version: equals sign not found."),
         (["upgrade", "--feature", "group.version=x"],
          "Can't parse feature=level string group.version=x: unable to parse x as a short."),

@@ -69,7 +69,8 @@ def test_reading_commands_work_on_the_imported_state(prod: Cli) -> None:
         "\tDirectories: /data/b3/d1,/data/b1/d2\tOffline: "
     )
     assert prod("features", "describe").stdout.splitlines()[2] == (
-        "Feature: metadata.version\tSupportedMinVersion: 3.3-IV3\tSupportedMaxVersion: 4.3-IV0\tFinalizedVersionLevel: 4.3-IV0\tEpoch: 18"
+        "Feature: metadata.version                          SupportedMinVersion: 3.3-IV3          SupportedMaxVersion: 4.3-IV0"
+        "          FinalizedVersionLevel: 4.3-IV0          Epoch: 18"
     )
     brokers = json.loads(prod("-o", "json", "broker", "list").stdout)
     assert [(b["id"], b["rack"], b["state"], b["replicas"], b["leaders"]) for b in brokers] == [

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from kjbod.common.java import hashmap_order, string_hash
 from kjbod.common.kafka_uuid import DirectoryId, Uuid
 from kjbod.storage.meta_properties import (
     MetaProperties,
@@ -55,6 +56,21 @@ def formatted(directory: Path, meta: MetaProperties) -> None:
     write_meta_properties(directory, meta.to_properties())
 
 
+# kafka-storage format's first line (Formatter.java:417 of 4.3.1), at 4.3-IV0's default levels.
+BOOTSTRAP_4_3 = (
+    "Bootstrap metadata: BootstrapMetadata(records=[ApiMessageAndVersion(FeatureLevelRecord(name='metadata.version', featureLevel=30) "
+    "at version 0), ApiMessageAndVersion(FeatureLevelRecord(name='group.version', featureLevel=1) at version 0), "
+    "ApiMessageAndVersion(FeatureLevelRecord(name='transaction.version', featureLevel=2) at version 0)], metadataVersionLevel=30, "
+    "source=format command)\n"
+)
+
+
+def in_kafka_order(*lines: str) -> str:
+    """"Formatting <kind> <path> with ..." lines in Kafka's order: a Java HashMap's of the paths."""
+    by_path = {line.split(" with ")[0].rsplit(" ", 1)[1]: line for line in lines}
+    return "".join(by_path[path] + "\n" for path in hashmap_order(by_path, string_hash))
+
+
 # format ----------------------------------------------------------------------------------------
 
 
@@ -62,9 +78,9 @@ def test_format_a_broker(cli: Cli, tmp_path: Path) -> None:
     config = write_config(tmp_path)
     result = cli("format", "--config", str(config), "--cluster-id", CLUSTER_ID, state=None)
     assert (result.exit_code, result.stderr) == (0, "")
-    assert result.stdout == (
-        f"Formatting data directory {tmp_path}/d1 with metadata.version 4.3-IV0.\n"
-        f"Formatting metadata directory {tmp_path}/d2 with metadata.version 4.3-IV0.\n"
+    assert result.stdout == BOOTSTRAP_4_3 + in_kafka_order(
+        f"Formatting data directory {tmp_path}/d1 with metadata.version 4.3-IV0.",
+        f"Formatting metadata directory {tmp_path}/d2 with metadata.version 4.3-IV0.",
     )
     ids = set()
     for name in ("d1", "d2"):
@@ -114,7 +130,7 @@ def test_a_controller_initialises_the_cluster_state(cli: Cli, tmp_path: Path, st
     result = cli("format", "-c", str(config), "-t", CLUSTER_ID)
     assert result.exit_code == 0
     # stdout is exactly kafka-storage's; the cluster state is kjbod's own note, on stderr.
-    assert result.stdout == f"Formatting metadata directory {tmp_path}/meta with metadata.version 4.3-IV0.\n"
+    assert result.stdout == BOOTSTRAP_4_3 + f"Formatting metadata directory {tmp_path}/meta with metadata.version 4.3-IV0.\n"
     assert result.stderr == f"Initialised the cluster state {state_dir} with metadata.version 4.3-IV0.\n"
     dumped = cli("metadata", "dump").stdout.splitlines()
     assert dumped[:4] == [
@@ -160,7 +176,7 @@ def test_an_already_formatted_directory(cli: Cli, tmp_path: Path) -> None:
         "Use --ignore-formatted to ignore this directory and format the others.\n"
     )
     ignored = cli("format", "-c", str(write_config(tmp_path)), "-t", CLUSTER_ID, "-g", state=None)
-    assert ignored.stdout == f"Formatting data directory {tmp_path}/d1 with metadata.version 4.3-IV0.\n"
+    assert ignored.stdout == BOOTSTRAP_4_3 + f"Formatting data directory {tmp_path}/d1 with metadata.version 4.3-IV0.\n"
     assert (tmp_path / "d2" / "meta.properties").read_bytes() == before
 
 
@@ -170,8 +186,8 @@ def test_an_unreadable_directory_is_left_alone_and_the_others_formatted_as_kafka
     result = cli("format", "-c", str(write_config(tmp_path)), "-t", CLUSTER_ID, state=None)
     assert result.exit_code == 0
     assert result.stdout == (
-        f"I/O error trying to read log directory {tmp_path}/d1. Ignoring...\n"
-        f"Formatting metadata directory {tmp_path}/d2 with metadata.version 4.3-IV0.\n"
+        f"I/O error trying to read log directory {tmp_path}/d1. Ignoring...\n" + BOOTSTRAP_4_3
+        + f"Formatting metadata directory {tmp_path}/d2 with metadata.version 4.3-IV0.\n"
     )
     assert result.stderr == (
         f"Warning: log directory {tmp_path}/d1 was not formatted: Cannot read {tmp_path}/d1/meta.properties: Not a directory; "
@@ -240,7 +256,7 @@ def test_standalone_writes_the_kip_853_bootstrap_snapshot(cli: Cli, tmp_path: Pa
     )
     result = cli("format", "-c", str(config), "-t", CLUSTER_ID, "--standalone")
     assert result.exit_code == 0
-    assert result.stdout.splitlines()[0] == (
+    assert result.stdout.splitlines()[1] == (
         f"Formatting dynamic metadata voter directory {tmp_path}/meta with metadata.version 4.3-IV0."
     )
     assert "KIP-853" not in result.stderr
@@ -264,9 +280,9 @@ def test_a_write_failure_shows_what_was_done(cli: Cli, tmp_path: Path, monkeypat
     config = str(write_config(tmp_path))
     result = cli("format", "-c", config, "-t", CLUSTER_ID, state=None)
     assert result.exit_code == 1
-    assert result.stdout == (
-        f"Formatting data directory {tmp_path}/d1 with metadata.version 4.3-IV0.\n"
-        f"Formatting metadata directory {tmp_path}/d2 with metadata.version 4.3-IV0.\n"
+    assert result.stdout == BOOTSTRAP_4_3 + in_kafka_order(
+        f"Formatting data directory {tmp_path}/d1 with metadata.version 4.3-IV0.",
+        f"Formatting metadata directory {tmp_path}/d2 with metadata.version 4.3-IV0.",
     )
     assert result.stderr == (
         f"Error while writing meta.properties file {tmp_path}/d2: No space left on device: {tmp_path}/d2/meta.properties.tmp "

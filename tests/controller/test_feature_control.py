@@ -211,9 +211,9 @@ def test_the_same_level_is_accepted_and_rewritten() -> None:
 
 def test_a_downgrade_across_a_metadata_change_is_refused_safe_or_unsafe() -> None:
     image = cluster(30)
-    refused(image, "Invalid metadata.version 29. Refusing to perform the requested downgrade because it might delete "
+    refused(image, "Unsupported metadata.version downgrade from 30 to 29. Refusing to perform the requested downgrade because it might delete "
             "metadata information.", metadata_version=FeatureUpdate(29, SAFE))
-    refused(image, "Invalid metadata.version 29. Unsafe metadata downgrade is not supported in this version.",
+    refused(image, "Unsupported metadata.version downgrade from 30 to 29. Unsafe metadata downgrade is not supported in this version.",
             metadata_version=FeatureUpdate(29, UNSAFE))
 
 
@@ -234,7 +234,7 @@ def test_downgrades_follow_the_metadata_changed_column(current: int, target: int
         reason = "Unsafe metadata downgrade is not supported in this version." if unsafe else (
             "Refusing to perform the requested downgrade because it might delete metadata information."
         )
-        assert result.response.error == ApiError(Errors.INVALID_UPDATE_VERSION, f"Invalid metadata.version {target}. {reason}")
+        assert result.response.error == ApiError(Errors.INVALID_UPDATE_VERSION, f"Unsupported metadata.version downgrade from {current} to {target}. {reason}")
         assert result.records == ()
     else:
         assert result.response.error == NONE
@@ -245,7 +245,7 @@ def test_an_unknown_metadata_version_inside_the_supported_range() -> None:
     # Only a controller that claims more than the table knows can get here.
     control = FeatureControl(cluster(7), supported_features={"metadata.version": (1, 31)})
     result = control.update_features({"metadata.version": FeatureUpdate(5, SAFE)})
-    assert result.response.error.message == "Invalid metadata.version 5. Unknown metadata.version."
+    assert result.response.error.message == "Invalid metadata.version 5. Valid versions are from 7 to 31."
 
 
 def test_unknown_features_and_levels_come_from_the_feature_table() -> None:

@@ -177,6 +177,21 @@ def test_feature_levels_and_an_unknown_level() -> None:
         replay_all(image, [FeatureLevelRecord(name="metadata.version", feature_level=99)])
 
 
+
+def test_a_feature_kjbod_does_not_model_is_kept_as_its_level() -> None:
+    """Every cluster formatted by Kafka 4.1+ finalizes eligible.leader.replicas.version (and 4.2+
+    share.version, streams.version); the image keeps them so export writes them back."""
+    image = replay_all(EMPTY_IMAGE, [FeatureLevelRecord(name="metadata.version", feature_level=30),
+                                     FeatureLevelRecord(name="eligible.leader.replicas.version", feature_level=1),
+                                     FeatureLevelRecord(name="share.version", feature_level=1)])
+    assert dict(image.features.finalized) == {"eligible.leader.replicas.version": 1, "share.version": 1}
+    assert [(r.name, r.feature_level) for r in image.features.write()] == [
+        ("metadata.version", 30), ("eligible.leader.replicas.version", 1), ("share.version", 1)]
+    image = replay_all(image, [FeatureLevelRecord(name="share.version", feature_level=0)])
+    assert "share.version" not in image.features.finalized
+    with pytest.raises(ReplayError, match="No feature:group.version with feature level 7"):
+        replay_all(image, [FeatureLevelRecord(name="group.version", feature_level=7)])
+
 def test_the_clock_never_goes_back() -> None:
     image = replay_all(EMPTY_IMAGE, [KjbodClockRecord(time_ms=10)])
     with pytest.raises(ReplayError, match="the clock cannot go back from 10"):

@@ -48,3 +48,15 @@ def test_tests_mirror_the_package_tree() -> None:
     assert missing == []
     loose = sorted(path.name for path in (ROOT / "tests").glob("test_*.py"))
     assert loose == []
+
+
+# Folders of tests/ that mirror no package, each for a reason: end-to-end tests, data files, the
+# benchmarks' own tests, and the tests that run Kafka's released jars (a live cluster per release).
+TEST_FOLDERS_OF_NO_PACKAGE = {"system", "fixtures", "bench", "kafka"}
+
+
+def test_every_folder_of_tests_mirrors_a_package_or_is_named_here() -> None:
+    packages = {path.relative_to(PACKAGE).parts[0] for path in PACKAGE.glob("*/__init__.py")}
+    folders = {path.name for path in (ROOT / "tests").iterdir() if path.is_dir() and not path.name.startswith((".", "__"))}
+    assert sorted(folders - packages - TEST_FOLDERS_OF_NO_PACKAGE) == []
+

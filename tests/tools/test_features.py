@@ -23,7 +23,7 @@ from kjbod.tools.features import (
 
 SUPPORTED = (
     "3.3-IV3, 3.4-IV0, 3.5-IV0, 3.5-IV1, 3.5-IV2, 3.6-IV0, 3.6-IV1, 3.6-IV2, 3.7-IV0, 3.7-IV1, 3.7-IV2, 3.7-IV3, "
-    "3.7-IV4, 3.8-IV0, 3.9-IV0, 4.0-IV0, 4.0-IV1, 4.0-IV2, 4.0-IV3, 4.1-IV0, 4.1-IV1, 4.2-IV0, 4.2-IV1, 4.3-IV0"
+    "3.7-IV4, 3.8-IV0, 3.9-IV0, 4.0-IV0, 4.0-IV1, 4.0-IV2, 4.0-IV3, 4.1-IV0, 4.1-IV1, 4.2-IV0, 4.2-IV1, 4.3-IV0, 4.4-IV0"
 )
 UP, SAFE, UNSAFE = UpgradeType.UPGRADE, UpgradeType.SAFE_DOWNGRADE, UpgradeType.UNSAFE_DOWNGRADE
 
@@ -101,7 +101,7 @@ def test_release_version_cannot_be_combined_with_other_feature_flags() -> None:
 @pytest.mark.parametrize("flag", ["release_version", "metadata"])
 @pytest.mark.parametrize("text", ["5.0", "banana", "4.4"])
 def test_an_unknown_version_lists_the_supported_ones(flag: str, text: str) -> None:
-    refused(f"Unknown metadata.version {text}. Supported metadata.version are {SUPPORTED}", **{flag: text})
+    refused(f"Unknown metadata.version '{text}'. Supported metadata.version are: {SUPPORTED}", **{flag: text})
 
 
 def test_a_testing_version_is_sent_for_the_controller_to_refuse() -> None:
@@ -114,7 +114,7 @@ def test_the_metadata_flag_prints_its_deprecation_first_even_when_it_then_fails(
     assert (printed, dict(request.updates)) == ([DEPRECATION_NOTICE], {"metadata.version": FeatureUpdate(30)})
     assert DEPRECATION_NOTICE == " `metadata` flag is deprecated and may be removed in a future release."
     printed.clear()
-    with pytest.raises(UserError, match="^Unknown metadata.version 9"):
+    with pytest.raises(UserError, match="^Unknown metadata.version '9"):
         build_request("upgrade", metadata="9", print_line=printed.append)
     assert printed == [DEPRECATION_NOTICE]
 

@@ -9,9 +9,10 @@ plan alone. A dynamic metadata directory (--standalone / --initial-controllers) 
 KIP-853 bootstrap snapshot holding the initial voter set, byte for byte as Kafka writes it.
 
 Deliberate differences from Kafka, each for the operator's benefit:
-- Directories are formatted and reported in sorted order; Kafka iterates a Java HashMap, whose
-  order depends on the paths' hash codes. "Log directory X is already formatted" names the first
-  formatted directory in sorted order for the same reason.
+- Directories are formatted in sorted order; Kafka iterates a Java HashMap, whose order depends
+  on the paths' hash codes (the "Formatting ..." lines are printed in that HashMap order, as
+  Kafka prints them). "Log directory X is already formatted" names the first formatted directory in
+  sorted order.
 - `--feature` works (Kafka 4.0's parser ignored it, KAFKA-17868); its "equals sign not found"
   message has no three-space typo.
 - Every error is one line: Kafka's uncaught exceptions (bad --release-version, bad
@@ -34,7 +35,7 @@ from datetime import datetime
 from enum import Enum
 from pathlib import Path
 
-from kjbod.common.java import parse_java_int
+from kjbod.common.java import hashmap_order, parse_java_int, string_hash
 from kjbod.common.kafka_uuid import DirectoryId
 from kjbod.common.versions import (
     FEATURES,
@@ -456,6 +457,17 @@ class StateBootstrap:
         return {"path": str(self.path), "status": self.status.value}
 
 
+def bootstrap_metadata_line(plan: FormatPlan) -> str:
+    """Kafka 4.3's first line of a format: its BootstrapMetadata's toString (Formatter.java:417 of
+    4.3.1; BootstrapMetadata.toString, ApiMessageAndVersion.toString, FeatureLevelRecord.toString)."""
+    records = ", ".join(
+        f"ApiMessageAndVersion(FeatureLevelRecord(name='{record.name}', featureLevel={record.feature_level}) at version 0)"
+        for record in plan.records
+    )
+    level = plan.metadata_version.level
+    return f"Bootstrap metadata: BootstrapMetadata(records=[{records}], metadataVersionLevel={level}, source=format command)"
+
+
 @dataclass
 class FormatOutcome:
     plan: FormatPlan
@@ -464,18 +476,25 @@ class FormatOutcome:
     state: StateBootstrap | None = None
 
     def lines(self) -> list[str]:
-        """kafka-storage format's lines on stdout, directory by directory in sorted order (Kafka:
-        Java HashMap order). As Kafka, the other directories are formatted and the exit code is 0
-        when one is unreadable; kjbod's warning naming it is among the notes."""
+        """kafka-storage format's lines on stdout: its BootstrapMetadata, then a line per directory
+        in Kafka's order, a Java HashMap's of the paths (MetaPropertiesEnsemble.Copier.
+        writeLogDirChanges, 4.3.1), though kjbod writes them in sorted order. As Kafka, the other
+        directories are formatted and the exit code is 0 when one is unreadable; kjbod's warning
+        naming it is among the notes."""
         mv = self.plan.metadata_version
         lines = unreadable_lines(self.plan.unreadable)
         if self.plan.all_formatted:
             lines.append("All of the log directories are already formatted.")
+        attempted = {r.plan.path: r for r in self.directories if r.status in (DirectoryStatus.FORMATTED, DirectoryStatus.FAILED)}
+        if attempted:
+            lines.append(bootstrap_metadata_line(self.plan))
+        for path in hashmap_order(attempted, string_hash):
+            result = attempted[path]
+            kind = result.plan.kind.value if result.plan.kind else ""
+            lines.append(f"Formatting {kind} {result.plan.path} with metadata.version {mv}.")
         for result in self.directories:
             kind = result.plan.kind.value if result.plan.kind else ""
-            if result.status in (DirectoryStatus.FORMATTED, DirectoryStatus.FAILED):
-                lines.append(f"Formatting {kind} {result.plan.path} with metadata.version {mv}.")
-            elif result.status is DirectoryStatus.WOULD_FORMAT:
+            if result.status is DirectoryStatus.WOULD_FORMAT:
                 # No directory.id here: a real run draws new random ids (-o json shows the plan's).
                 lines.append(f"Would format {kind} {result.plan.path} with metadata.version {mv}.")
         return lines
