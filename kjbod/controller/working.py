@@ -1,0 +1,102 @@
+"""The state an operation builds its records against: `WorkingImage`.
+
+Kafka's controller replays each record into its in-memory state as soon as an operation
+produces it, and handles one request after another, each against the state the previous one
+left. kjbod's operations return records instead of changing state, so an operation that builds
+several records, or runs several requests (a clock step that completes many copies, a request
+per broker), keeps them in a WorkingImage and builds each one against the state the records
+before it leave. A PartitionChangeRecord carries whole lists (ISR, replicas, directories): built
+from the state before an earlier record of the same operation, it would put back what that
+record changed (issue 26: two brokers' AssignReplicasToDirs in one clock step, the second
+moving the first broker's replica back to its old directory).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kjbod.controller.partition_change import PartitionChangeBuilder
+from kjbod.image import Delta, Image, PartitionRegistration
+from kjbod.records import PartitionChangeRecord, Record
+
+
+class WorkingImage:
+    """An operation's records so far, and the state they leave over the image it started from.
+
+    Appending costs nothing until something is read: the records are replayed into one delta
+    when a read comes after them, `partition` reads that delta without applying it, and `image`
+    applies it only when the whole image is asked for (once per read that follows new records,
+    not once per record).
+    """
+
+    def __init__(self, image: Image) -> None:
+        self._start = image
+        self._image = image  # the start with the records before `_delta` applied
+        self._delta: Delta | None = None
+        self._records: list[Record] = []
+        self._replayed = 0  # records replayed into `_image` or `_delta`
+
+    @property
+    def start(self) -> Image:
+        """The image the operation started from."""
+        return self._start
+
+    @property
+    def records(self) -> tuple[Record, ...]:
+        return tuple(self._records)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    @property
+    def next_offset(self) -> int:
+        """The offset the next record appended will have once the operation is committed."""
+        return self._start.next_offset + len(self._records)
+
+    def append(self, record: Record) -> None:
+        self._records.append(record)
+
+    def extend(self, records: Iterable[Record]) -> None:
+        self._records.extend(records)
+
+    def _replay(self) -> Delta | None:
+        """Replay the records appended since the last read; the delta holding them, if any."""
+        if self._replayed < len(self._records):
+            if self._delta is None:
+                self._delta = Delta(self._image)
+            offset = self._start.next_offset + self._replayed
+            for record in self._records[self._replayed :]:
+                self._delta.replay(record, offset)  # a record that does not apply is a kjbod bug: raised here
+                offset += 1
+            self._replayed = len(self._records)
+        return self._delta
+
+    @property
+    def image(self) -> Image:
+        """The image with every record appended so far."""
+        if self._replay() is not None:
+            self._image = self._delta.apply()  # type: ignore[union-attr]
+            self._delta = None
+        return self._image
+
+    def partition(self, topic_id: str, partition_id: int) -> PartitionRegistration | None:
+        """One partition with every record appended so far, without applying them to the image."""
+        delta = self._replay()
+        if delta is not None:
+            return delta.partition(topic_id, partition_id)
+        return self._image.topics.partition(topic_id, partition_id)
+
+    def build(self, builder: PartitionChangeBuilder) -> PartitionChangeRecord | None:
+        """Append the builder's change of its partition, if it makes one. The builder must start
+        from the partition as this operation's records leave it: one made before a later record
+        changed the partition would undo that record's change, so it is refused."""
+        current = self.partition(builder.topic_id, builder.partition_id)
+        if current != builder.partition:
+            raise RuntimeError(
+                f"The change of partition {builder.topic_id}:{builder.partition_id} was built from a state that an "
+                "earlier record of the same operation changed (a kjbod bug)"
+            )
+        record = builder.build()
+        if record is not None:
+            self._records.append(record)
+        return record
