@@ -17,7 +17,10 @@ from collections.abc import Iterable
 
 from kjbod.controller.partition_change import PartitionChangeBuilder
 from kjbod.image import Delta, Image, PartitionRegistration
-from kjbod.records import PartitionChangeRecord, Record
+from kjbod.records import KjbodPartitionSizeRecord, KjbodReplicaLogRecord, PartitionChangeRecord, PartitionRecord, Record
+
+# Records that change one partition (its registration, size or replica logs) and nothing else.
+_PARTITION_RECORDS = (PartitionChangeRecord, KjbodReplicaLogRecord, KjbodPartitionSizeRecord, PartitionRecord)
 
 
 class WorkingImage:
@@ -27,6 +30,13 @@ class WorkingImage:
     when a read comes after them, `partition` reads that delta without applying it, and `image`
     applies it only when the whole image is asked for (once per read that follows new records,
     not once per record).
+
+    Requests that each change partitions no other request of the batch changes (a clock step's
+    AlterPartitions, one per partition) may all be built against the image at one point of the
+    operation instead of one image per request: `extend(records, built_at=mark)` appends them
+    only if no record since `mark` changed their partitions or anything but partitions, so the
+    records are exactly those the requests would make one after another, and a lost update is
+    refused instead of written.
     """
 
     def __init__(self, image: Image) -> None:
@@ -35,6 +45,10 @@ class WorkingImage:
         self._delta: Delta | None = None
         self._records: list[Record] = []
         self._replayed = 0  # records replayed into `_image` or `_delta`
+        # How many records there were once the last record changing a partition, or anything
+        # but partitions (`_other`), was appended: what `extend(built_at=)` checks.
+        self._changed: dict[tuple[str, int], int] = {}
+        self._other = 0
 
     @property
     def start(self) -> Image:
@@ -55,9 +69,27 @@ class WorkingImage:
 
     def append(self, record: Record) -> None:
         self._records.append(record)
+        if isinstance(record, _PARTITION_RECORDS):
+            self._changed[(record.topic_id, record.partition_id)] = len(self._records)
+        else:
+            self._other = len(self._records)
 
-    def extend(self, records: Iterable[Record]) -> None:
-        self._records.extend(records)
+    def extend(self, records: Iterable[Record], *, built_at: int | None = None) -> None:
+        """Append `records`; with `built_at`, records built against the image as it was with
+        `built_at` records (`len(work)` then), refused if a record since changed what they change."""
+        records = list(records)
+        if built_at is not None:
+            for record in records:
+                stale = self._other > built_at or (
+                    isinstance(record, _PARTITION_RECORDS) and self._changed.get((record.topic_id, record.partition_id), 0) > built_at
+                )
+                if stale:
+                    raise RuntimeError(
+                        f"{type(record).__name__} of {getattr(record, 'topic_id', '')}:{getattr(record, 'partition_id', '')} was built "
+                        "from a state that a later record of the same operation changed (a kjbod bug)"
+                    )
+        for record in records:
+            self.append(record)
 
     def _replay(self) -> Delta | None:
         """Replay the records appended since the last read; the delta holding them, if any."""
@@ -98,5 +130,5 @@ class WorkingImage:
             )
         record = builder.build()
         if record is not None:
-            self._records.append(record)
+            self.append(record)
         return record

@@ -61,3 +61,21 @@ def test_a_record_that_does_not_apply_is_raised_where_it_is_read() -> None:
     work.append(KjbodReplicaLogRecord(topic_id=topic_id, partition_id=0, broker_id=9, size_bytes=0))
     with pytest.raises(ReplayError, match="which is not a replica"):
         work.partition(topic_id, 0)
+
+
+def test_records_built_at_an_earlier_point_are_appended_only_if_nothing_since_changed_what_they_change() -> None:
+    """How a clock step builds every leader's AlterPartition against one image: each changes its
+    own partition, which no other request of the step changed."""
+    image, dirs, topic_id = cluster()
+    work = WorkingImage(image)
+    at = len(work)
+    shrink = {p: PartitionChangeRecord(topic_id=topic_id, partition_id=p, isr=tuple(image.topics.partition(topic_id, p).isr[:2])) for p in (0, 1)}
+    work.extend([shrink[0]], built_at=at)
+    work.extend([shrink[1]], built_at=at)  # another partition: fine
+    with pytest.raises(RuntimeError, match=f"PartitionChangeRecord of {topic_id}:0 was built from a state that a later record"):
+        work.extend([PartitionChangeRecord(topic_id=topic_id, partition_id=0, directories=(dirs[1][1], *image.topics.partition(topic_id, 0).directories[1:]))], built_at=at)
+    at = len(work)
+    work.append(Controller(work.image).cluster.set_cordoned(1, dirs[1][0], True).records[0])  # not a partition's record
+    with pytest.raises(RuntimeError, match="built from a state that a later record"):
+        work.extend([KjbodReplicaLogRecord(topic_id=topic_id, partition_id=1, broker_id=1, size_bytes=0)], built_at=at)
+    assert len(work) == 3
