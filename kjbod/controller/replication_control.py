@@ -324,8 +324,9 @@ class ReplicationControl:
 
     # Each of these appends to `work` and reads the state as the records before leave it: a
     # heartbeat that unfences a broker and reports one of its directories offline takes the
-    # leaderships it was just given in that directory away again (Kafka builds both from the
-    # state before the heartbeat, RCM:1669-1709, and leaves such a leader in an offline directory).
+    # leaderships it was just given in that directory away again. Kafka builds both from the
+    # state before the heartbeat (4.3.1 ReplicationControlManager.java:1669-1709) and leaves
+    # such a leader in an offline directory; kjbod implements the intended behaviour.
 
     def _fenced_records(self, work: WorkingImage, broker_id: int) -> None:
         image = work.image
@@ -653,8 +654,9 @@ class ReplicationControl:
                 if not broker.has_online_dir(item.directory):
                     offline_partitions[(topic_id, item.partition)] = None
             results.append(AssignmentResult(item.topic, item.partition, item.directory, error))
-        # Kafka builds these from the state before the request (RCM:2391-2393), where only the
-        # directories differ: the same ISR and leader changes.
+        # Kafka builds these from the state before the request (4.3.1
+        # ReplicationControlManager.java:2391-2393), where only the directories differ: the
+        # same ISR and leader changes.
         self.leader_and_isr_updates(work, offline_partitions, remove=broker_id)
         reply = AssignReplicasReply(broker_id, tuple(results), summarize_changes(work))
         return ControllerResult.of(work.records, reply)
