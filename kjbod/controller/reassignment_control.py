@@ -182,8 +182,8 @@ class ReassignmentControl:
             raise _PartitionError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find partition {target.topic}:{target.partition}.")
         builder = self._replication.change_builder(work, (topic.topic_id, target.partition))
         if target.replicas is None:
-            return self._cancel(topic, builder)
-        return self._change(topic, builder, target.replicas)
+            return self._cancel(work, topic, builder)
+        return self._change(work, topic, builder, target.replicas)
 
     def _validate_manual_assignment(self, replicas: Sequence[int]) -> None:
         """validateManualPartitionAssignment (RCM:1839-1870) without an RF: fenced brokers are
@@ -199,7 +199,7 @@ class ReassignmentControl:
                 raise _PartitionError(Errors.INVALID_REPLICA_ASSIGNMENT, f"{prefix} the broker {replica} more than once.")
             previous = replica
 
-    def _change(self, topic: TopicImage, builder: PartitionChangeBuilder, target: Sequence[int]) -> list[Record]:
+    def _change(self, work: WorkingImage, topic: TopicImage, builder: PartitionChangeBuilder, target: Sequence[int]) -> list[Record]:
         """changePartitionReassignment (RCM:2067-2126)."""
         self._validate_manual_assignment(target)
         partition, partition_id = builder.partition, builder.partition_id
@@ -211,7 +211,7 @@ class ReassignmentControl:
             builder.set_target_removing(removing)
         if adding:
             builder.set_target_adding(adding)
-        record = builder.build()
+        record = work.build(builder, append=False)
         if record is None:
             return []
         records: list[Record] = [record]
@@ -220,7 +220,7 @@ class ReassignmentControl:
                 records.append(KjbodReplicaLogRecord(topic_id=topic.topic_id, partition_id=partition_id, broker_id=replica, size_bytes=0))
         return records
 
-    def _cancel(self, topic: TopicImage, builder: PartitionChangeBuilder) -> list[Record]:
+    def _cancel(self, work: WorkingImage, topic: TopicImage, builder: PartitionChangeBuilder) -> list[Record]:
         """cancelPartitionReassignment and PartitionReassignmentRevert (RCM:2032-2065). The
         replicas being added leave the partition, and their logs with them."""
         partition, partition_id = builder.partition, builder.partition_id
@@ -241,7 +241,7 @@ class ReassignmentControl:
             )
         if unclean:
             builder.set_election(Election.UNCLEAN)
-        record = builder.set_target_isr(isr).set_target_replicas(replicas).set_target_removing([]).set_target_adding([]).build()
+        record = work.build(builder.set_target_isr(isr).set_target_replicas(replicas).set_target_removing([]).set_target_adding([]), append=False)
         return [] if record is None else [record]
 
     # ListPartitionReassignments (RCM:2128-2149) ------------------------------------------------

@@ -118,10 +118,11 @@ class WorkingImage:
             return delta.partition(topic_id, partition_id)
         return self._image.topics.partition(topic_id, partition_id)
 
-    def build(self, builder: PartitionChangeBuilder) -> PartitionChangeRecord | None:
-        """Append the builder's change of its partition, if it makes one. The builder must start
-        from the partition as this operation's records leave it: one made before a later record
-        changed the partition would undo that record's change, so it is refused."""
+    def build(self, builder: PartitionChangeBuilder, *, append: bool = True) -> PartitionChangeRecord | None:
+        """Append the builder's change of its partition, if it makes one (with `append=False`
+        the caller appends it, or decides not to). The builder must start from the partition as
+        this operation's records leave it: one made before a later record changed the partition
+        would undo that record's change, so it is refused."""
         current = self.partition(builder.topic_id, builder.partition_id)
         if current != builder.partition:
             raise RuntimeError(
@@ -129,6 +130,6 @@ class WorkingImage:
                 "earlier record of the same operation changed (a kjbod bug)"
             )
         record = builder.build()
-        if record is not None:
+        if record is not None and append:
             self.append(record)
         return record

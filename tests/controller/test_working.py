@@ -79,3 +79,23 @@ def test_records_built_at_an_earlier_point_are_appended_only_if_nothing_since_ch
     with pytest.raises(RuntimeError, match="built from a state that a later record"):
         work.extend([KjbodReplicaLogRecord(topic_id=topic_id, partition_id=1, broker_id=1, size_bytes=0)], built_at=at)
     assert len(work) == 3
+
+
+def test_partition_changes_are_built_only_from_the_working_state() -> None:
+    """The rule that makes the lost update impossible, kept by the code's shape: a
+    PartitionChangeBuilder is made only by ReplicationControl.change_builder (from a
+    WorkingImage) and built only by WorkingImage.build, which refuses a stale one."""
+    import pathlib
+
+    import kjbod
+
+    root = pathlib.Path(kjbod.__file__).parent
+    made, built = [], []
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text()
+        name = path.relative_to(root).as_posix()
+        made += [name] * text.count("PartitionChangeBuilder(")
+        if "PartitionChangeBuilder" in text or "change_builder" in text:
+            built += [name] * (text.count("builder.build()") + text.count(").build()"))
+    assert made == ["controller/replication_control.py"]
+    assert built == ["controller/working.py"]
