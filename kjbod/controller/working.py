@@ -27,9 +27,10 @@ class WorkingImage:
     """An operation's records so far, and the state they leave over the image it started from.
 
     Appending costs nothing until something is read: the records are replayed into one delta
-    when a read comes after them, `partition` reads that delta without applying it, and `image`
-    applies it only when the whole image is asked for (once per read that follows new records,
-    not once per record).
+    when a read comes after them (for `partition`, only when one of them changed that partition),
+    `partition` reads that delta without applying it, and `image` applies it only when the whole
+    image is asked for (once per read that follows new records, not once per record). So an
+    operation replays each record once, as it did when it only collected them for the commit.
 
     Requests that each change partitions no other request of the batch changes (a clock step's
     AlterPartitions, one per partition) may all be built against the image at one point of the
@@ -112,10 +113,12 @@ class WorkingImage:
         return self._image
 
     def partition(self, topic_id: str, partition_id: int) -> PartitionRegistration | None:
-        """One partition with every record appended so far, without applying them to the image."""
-        delta = self._replay()
-        if delta is not None:
-            return delta.partition(topic_id, partition_id)
+        """One partition with every record appended so far, without applying them to the image
+        (and without replaying them while none of them changed this partition)."""
+        if self._other > self._replayed or self._changed.get((topic_id, partition_id), 0) > self._replayed:
+            self._replay()
+        if self._delta is not None:
+            return self._delta.partition(topic_id, partition_id)
         return self._image.topics.partition(topic_id, partition_id)
 
     def build(self, builder: PartitionChangeBuilder, *, append: bool = True) -> PartitionChangeRecord | None:
