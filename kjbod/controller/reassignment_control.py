@@ -281,8 +281,7 @@ class ReassignmentControl:
         # Each broker's AssignReplicasToDirs is handled against the state the ones before it
         # leave: two new replicas of one partition both keep the directory they were given.
         for broker_id, items in sorted(assignments.items()):
-            assigned = ReplicationControl(work.image).assign_replicas_to_dirs(broker_id, [a for _, a in items])
-            work.extend(assigned.records)
+            assigned = ReplicationControl(work.image).assign_replicas_to_dirs(broker_id, [a for _, a in items], work=work)
             for (index, _), item in zip(items, assigned.response.results):
                 if not item.succeeded:
                     results[index] = ReplicaDirResult(results[index].move, api_error(item.error), "none")

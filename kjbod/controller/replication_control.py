@@ -24,7 +24,7 @@ from kjbod.controller.partition_change import Election, PartitionChangeBuilder
 from kjbod.controller.placer import PlacementError, place
 from kjbod.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult, refuse_excessive_records
 from kjbod.controller.topic_configs import validate_topic_configs
-from kjbod.controller.working import WorkingImage
+from kjbod.controller.working import WorkingImage, working_image
 from kjbod.errors import UserError
 from kjbod.image import Image, PartitionRegistration
 from kjbod.records import (
@@ -220,15 +220,16 @@ def has_collision_chars(name: str) -> bool:
     return "." in name or "_" in name
 
 
-def summarize_changes(work: WorkingImage) -> tuple[PartitionImpact, ...]:
-    """Every partition the operation's records touched, as it was and as they leave it."""
+def summarize_changes(before: Image, work: WorkingImage, since: int = 0) -> tuple[PartitionImpact, ...]:
+    """Every partition the records of `work` after the first `since` touched, as it was in
+    `before` (the image they were built on) and as they leave it."""
     touched: dict[PartitionKey, None] = {}
-    for record in work.records:
+    for record in work.records_since(since):
         if isinstance(record, PartitionChangeRecord):
             touched[(record.topic_id, record.partition_id)] = None
     if not touched:
         return ()
-    before, after = work.start, work.image
+    after = work.image
     impact = []
     for topic_id, partition_id in touched:
         old = before.topics.partition(topic_id, partition_id)
@@ -408,7 +409,8 @@ class ReplicationControl:
             return []
         return self.replicas_needing_directory(broker_id)[0]
 
-    def heartbeat(self, request: HeartbeatRequest) -> ControllerResult[HeartbeatReply]:
+    def heartbeat(self, request: HeartbeatRequest, *, work: WorkingImage | None = None) -> ControllerResult[HeartbeatReply]:
+        """A broker's heartbeat (with `work`, the next request of a larger operation: see working_image)."""
         broker = self._cluster.broker(request.broker_id)
         if broker is None:
             raise ControllerApiError(
@@ -421,7 +423,8 @@ class ReplicationControl:
         current = broker_state(self._image, request.broker_id)
         has_leaderships = bool(self._image.topics.index.led_by.get(request.broker_id))
         state = next_broker_state(current, want_fence, request.want_shut_down, has_leaderships)
-        work = WorkingImage(self._image)
+        work = working_image(self._image, work)
+        mark = len(work)
         if state is not current:
             if state.fenced:
                 self._fenced_records(work, request.broker_id)
@@ -434,9 +437,9 @@ class ReplicationControl:
             newly_offline = self._directories_offline_records(work, request.broker_id, request.offline_log_dirs)
         reply = HeartbeatReply(
             request.broker_id, current, state, True, state is BrokerState.SHUTDOWN_NOW, len(unassigned),
-            newly_offline, summarize_changes(work),
+            newly_offline, summarize_changes(self._image, work, mark),
         )
-        return ControllerResult.of(work.records, reply)
+        return ControllerResult.of(work.records_since(mark), reply)
 
     def fence_broker(self, broker_id: int) -> ControllerResult[BrokerChange]:
         """The broker's session expired (maybeFenceOneStaleBroker)."""
@@ -444,7 +447,7 @@ class ReplicationControl:
         work = WorkingImage(self._image)
         if not broker.fenced:
             self._fenced_records(work, broker_id)
-        return ControllerResult.of(work.records, BrokerChange(broker_id, "FENCED", summarize_changes(work)))
+        return ControllerResult.of(work.records, BrokerChange(broker_id, "FENCED", summarize_changes(self._image, work)))
 
     def controlled_shutdown(self, broker_id: int) -> ControllerResult[BrokerChange]:
         """The broker asks to shut down and keeps heartbeating until the controller says go:
@@ -452,12 +455,11 @@ class ReplicationControl:
         self._require_broker(broker_id)
         work = WorkingImage(self._image)
         for _ in range(2):  # at most: into controlled shutdown, then out of it
-            step = ReplicationControl(work.image).heartbeat(HeartbeatRequest(broker_id, want_shut_down=True))
-            work.extend(step.records)
+            step = ReplicationControl(work.image).heartbeat(HeartbeatRequest(broker_id, want_shut_down=True), work=work)
             if step.response.should_shut_down:
                 break
         state = broker_state(work.image, broker_id)
-        return ControllerResult.of(work.records, BrokerChange(broker_id, state.value, summarize_changes(work)))
+        return ControllerResult.of(work.records, BrokerChange(broker_id, state.value, summarize_changes(self._image, work)))
 
     def unregister_broker(self, broker_id: int) -> ControllerResult[BrokerChange]:
         broker = self._cluster.broker(broker_id)
@@ -466,7 +468,7 @@ class ReplicationControl:
         work = WorkingImage(self._image)
         self.leader_and_isr_updates(work, self._image.topics.index.in_isr.get(broker_id, []), remove=broker_id)
         work.append(UnregisterBrokerRecord(broker_id=broker_id, broker_epoch=broker.epoch))
-        return ControllerResult.of(work.records, BrokerChange(broker_id, "UNREGISTERED", summarize_changes(work)))
+        return ControllerResult.of(work.records, BrokerChange(broker_id, "UNREGISTERED", summarize_changes(self._image, work)))
 
     def _require_broker(self, broker_id: int):  # noqa: ANN202
         broker = self._cluster.broker(broker_id)
@@ -626,14 +628,17 @@ class ReplicationControl:
         return topic if self._image.topics.get(topic) is not None else None
 
     def assign_replicas_to_dirs(
-        self, broker_id: int, assignments: Sequence[DirectoryAssignment], broker_epoch: int | None = None
+        self, broker_id: int, assignments: Sequence[DirectoryAssignment], broker_epoch: int | None = None, *, work: WorkingImage | None = None
     ) -> ControllerResult[AssignReplicasReply]:
+        """A broker's AssignReplicasToDirs (with `work`, the next request of a larger operation:
+        see working_image; a refused request raises before appending anything)."""
         if not self._mv.directory_assignment_supported:
             raise ControllerApiError(Errors.UNSUPPORTED_VERSION, "Directory assignment is not supported yet.")
         broker = self._cluster.broker(broker_id)
         epoch = broker.epoch if broker is not None and broker_epoch is None else broker_epoch
         broker = self._cluster.check_broker_epoch(broker_id, -1 if epoch is None else epoch)
-        work = WorkingImage(self._image)
+        work = working_image(self._image, work)
+        mark = len(work)
         results: list[AssignmentResult] = []
         offline_partitions: dict[PartitionKey, None] = {}
         for item in assignments:
@@ -658,8 +663,8 @@ class ReplicationControl:
         # ReplicationControlManager.java:2391-2393), where only the directories differ: the
         # same ISR and leader changes.
         self.leader_and_isr_updates(work, offline_partitions, remove=broker_id)
-        reply = AssignReplicasReply(broker_id, tuple(results), summarize_changes(work))
-        return ControllerResult.of(work.records, reply)
+        reply = AssignReplicasReply(broker_id, tuple(results), summarize_changes(self._image, work, mark))
+        return ControllerResult.of(work.records_since(mark), reply)
 
     @staticmethod
     def _data_lost(broker, old: str, new: str) -> bool:  # noqa: ANN001
@@ -668,9 +673,10 @@ class ReplicationControl:
         placed_nowhere = old in (DirectoryId.UNASSIGNED, DirectoryId.MIGRATING)
         return not placed_nowhere and not broker.has_online_dir(old) and broker.has_online_dir(new)
 
-    def auto_assign_dirs(self, broker_id: int) -> ControllerResult[AssignReplicasReply]:
+    def auto_assign_dirs(self, broker_id: int, *, work: WorkingImage | None = None) -> ControllerResult[AssignReplicasReply]:
         """What the broker itself does under KIP-858: give every replica without a usable
-        directory the least-loaded online, uncordoned directory."""
+        directory the least-loaded online, uncordoned directory (with `work`, as the next
+        request of a larger operation: see working_image)."""
         broker = self._require_broker(broker_id)
         if not self._mv.directory_assignment_supported:
             raise ControllerApiError(Errors.UNSUPPORTED_VERSION, "Directory assignment is not supported yet.")
@@ -686,7 +692,7 @@ class ReplicationControl:
             target = min(candidates, key=lambda d: (load[d], self._image.cluster.path_of(broker_id, d) or "", d))
             load[target] += 1
             assignments.append(DirectoryAssignment(topic_id, partition_id, target))
-        result = self.assign_replicas_to_dirs(broker_id, assignments)
+        result = self.assign_replicas_to_dirs(broker_id, assignments, work=work)
         named = tuple(
             AssignmentResult(self._image.topics.name_of(r.topic), r.partition, r.directory, r.error) for r in result.response.results
         )
@@ -756,7 +762,7 @@ class ReplicationControl:
             if all_partitions and error.error is Errors.ELECTION_NOT_NEEDED:
                 continue
             results.append(ElectionResult(name, partition_id, error))
-        reply = ElectLeadersReply(election, tuple(results), summarize_changes(work))
+        reply = ElectLeadersReply(election, tuple(results), summarize_changes(self._image, work))
         return ControllerResult.atomic_of(work.records, reply)
 
     def _elect_one(self, work: WorkingImage, election: Election, name: str, partition_id: int) -> ApiError:

@@ -60,6 +60,10 @@ class WorkingImage:
     def records(self) -> tuple[Record, ...]:
         return tuple(self._records)
 
+    def records_since(self, mark: int) -> tuple[Record, ...]:
+        """The records appended after the first `mark` (`len(work)` then)."""
+        return tuple(self._records[mark:])
+
     def __len__(self) -> int:
         return len(self._records)
 
@@ -136,3 +140,15 @@ class WorkingImage:
         if record is not None and append:
             self.append(record)
         return record
+
+
+def working_image(image: Image, work: WorkingImage | None) -> WorkingImage:
+    """Where a request builds its records: a new WorkingImage over `image`, or, for a request
+    handled as the next one of a larger operation, that operation's `work`, whose state the
+    request's control manager was made from (`image` is `work.image`): the request appends to
+    it, so its records are replayed once, not once for its reply and again for the next request."""
+    if work is None:
+        return WorkingImage(image)
+    if work.image is not image:
+        raise RuntimeError("A request of a larger operation must be made from that operation's state (a kjbod bug)")
+    return work

@@ -699,8 +699,7 @@ def _place_new_replicas(run: _Run, partitions: list[PartitionKey]) -> None:
     if not brokers or mv is None or not mv.directory_assignment_supported:
         return
     for broker_id in sorted(brokers):
-        result = ReplicationControl(run.image).auto_assign_dirs(broker_id)
-        run.work.extend(result.records)
+        result = ReplicationControl(run.image).auto_assign_dirs(broker_id, work=run.work)
         run.placed.extend(
             (r.topic, r.partition, broker_id, r.directory) for r in result.response.results if r.succeeded
         )
@@ -771,12 +770,11 @@ def _complete(run: _Run, due: list[_CopyInfo]) -> set[PartitionKey]:
         image = work.image
         assignments = [DirectoryAssignment(c.topic_id, c.partition, c.directory) for c in caught_up]
         try:
-            result = ReplicationControl(image).assign_replicas_to_dirs(broker_id, assignments)
+            result = ReplicationControl(image).assign_replicas_to_dirs(broker_id, assignments, work=work)
         except ControllerApiError as exc:
             for c in caught_up:
                 run.failed[c.key] = f"AssignReplicasToDirs failed with {exc.api_error.error.name}"
             continue
-        work.extend(result.records)
         for c, item in zip(caught_up, result.response.results):
             if not item.succeeded:
                 run.failed[c.key] = f"AssignReplicasToDirs failed with {item.error.name}"

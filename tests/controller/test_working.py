@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kjbod.controller import Controller
+from kjbod.controller.replication_control import DirectoryAssignment
 from kjbod.controller.working import WorkingImage
 from kjbod.errors import ReplayError
 from kjbod.records import KjbodReplicaLogRecord, PartitionChangeRecord
@@ -99,3 +100,18 @@ def test_partition_changes_are_built_only_from_the_working_state() -> None:
             built += [name] * (text.count("builder.build()") + text.count(").build()"))
     assert made == ["controller/replication_control.py"]
     assert built == ["controller/working.py"]
+
+
+def test_a_request_joins_a_larger_operation_only_from_its_state() -> None:
+    """A request handled as the next one of a larger operation (a clock step's AssignReplicasToDirs)
+    appends to that operation's WorkingImage, and must have been made from its current state."""
+    image, dirs, topic_id = cluster()
+    work = WorkingImage(image)
+    first = Controller(work.image).replication.assign_replicas_to_dirs(1, [DirectoryAssignment("t", 0, dirs[1][1])], work=work)
+    assert work.records == first.records and len(first.records) == 1
+    with pytest.raises(RuntimeError, match="must be made from that operation's state"):
+        Controller(image).replication.assign_replicas_to_dirs(2, [DirectoryAssignment("t", 0, dirs[2][1])], work=work)
+    second = Controller(work.image).replication.assign_replicas_to_dirs(2, [DirectoryAssignment("t", 0, dirs[2][1])], work=work)
+    assert work.records == first.records + second.records
+    assert work.image.topics.partition(topic_id, 0).directories[:2] == (dirs[1][1], dirs[2][1])
+    assert [(i.partition, i.directories_after[:2]) for i in second.response.impact] == [(0, (dirs[1][1], dirs[2][1]))]
