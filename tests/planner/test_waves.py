@@ -17,7 +17,7 @@ from kjbod.image.columns import PartitionTable
 from kjbod.planner.tables import ClusterTables, build_tables
 from kjbod.planner.waves import split_into_waves
 from tests.planner.clusters import skewed_cluster
-from tests.planner.test_hard_rules import clusters, requests
+from tests.planner.strategies import clusters, requests
 
 
 def replay(t: ClusterTables, result: Plan, waves: list[np.ndarray], per_broker: int | None, threshold: float) -> list[str]:
