@@ -49,8 +49,14 @@ def split_into_waves(plan: Plan, *, per_broker: int | None, size: int | None, th
     on_dir = t.rep_dir >= 0
     usage = np.bincount(t.rep_dir[on_dir], weights=t.rep_size[on_dir], minlength=len(t.dir_ids)).tolist()
 
-    moves = np.bincount(np.fromiter((b for involved in brokers_of.values() for b in involved), dtype=np.int64), minlength=t.broker_count)
-    lower_bound = int(np.max(-(-moves // per_broker), initial=0))
+    involved_broker = np.fromiter((b for involved in brokers_of.values() for b in involved), dtype=np.int64)
+    moves = np.bincount(involved_broker, minlength=t.broker_count)
+    # A wave holds at most per_broker of a broker's moves, or a single partition that holds more
+    # on its own (a forced wave): so one partition counts at most per_broker towards a broker's waves.
+    involved_partition = np.repeat(np.arange(len(brokers_of), dtype=np.int64), [len(v) for v in brokers_of.values()])
+    pairs, counts = np.unique(involved_partition * t.broker_count + involved_broker, return_counts=True)
+    capped = np.bincount(pairs % t.broker_count, weights=np.minimum(counts, per_broker), minlength=t.broker_count).astype(np.int64)
+    lower_bound = int(np.max(-(-capped // per_broker), initial=0))
     if size is not None:
         lower_bound = max(lower_bound, -(-len(brokers_of) // size))
 

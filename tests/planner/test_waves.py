@@ -4,6 +4,8 @@ the waves, replica by replica), and a disk that must send before it receives doe
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -143,3 +145,25 @@ def test_a_full_disk_sends_before_it_receives() -> None:
     # With room for both at once, both go in one wave (each broker takes part in two moves).
     together = split_into_waves(result, per_broker=2, size=None, threshold=0.8)
     assert [w.tolist() for w in together.partitions] == [[0, 1]]
+
+
+def test_a_partition_a_broker_both_leaves_and_joins_counts_once_towards_the_waves_it_needs() -> None:
+    # One partition on brokers 1 and 2 whose replicas trade places: each broker takes part in two
+    # moves of it, more than --max-concurrent-moves-per-broker 1 allows, so it goes alone in one
+    # (forced) wave; the lower bound must not claim two (found by test_waves_keep_their_limits_on_any_plan).
+    one_each = hand_made([10, 10], [(0, 0), (1, 1)], capacity=100)
+    t = dataclasses.replace(
+        one_each,
+        part_topic=one_each.part_topic[:1],
+        part_id=one_each.part_id[:1],
+        part_size=one_each.part_size[:1],
+        part_leader=one_each.part_leader[:1],
+        part_offsets=np.array([0, 2], dtype=np.int64),
+        rep_part=np.zeros(2, dtype=np.int32),
+        rep_pos=np.array([0, 1], dtype=np.int16),
+        part_min_isr=one_each.part_min_isr[:1],
+    )
+    result = Plan(t, PlanRequest(Goal.BALANCE), np.array([1, 0], dtype=np.int32), np.array([1, 0], dtype=np.int32), t.rep_pos.copy())
+    waves = split_into_waves(result, per_broker=1, size=None, threshold=0.8)
+    assert [w.tolist() for w in waves.partitions] == [[0]]
+    assert waves.lower_bound == 1
