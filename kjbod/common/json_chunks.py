@@ -47,7 +47,7 @@ class ArrayChunks:
         boundary: bytes,
         *,
         skip_preamble: Callable[[bytes], int] | None = None,
-        chunk_bytes: int = CHUNK_BYTES,
+        chunk_bytes: int | None = None,
     ) -> ArrayChunks | None:
         assert boundary.startswith(b"},"), "a boundary is the end of one element, a comma and the start of the next"
         try:
@@ -69,7 +69,7 @@ class ArrayChunks:
             if head.startswith(opening, start) and tail.endswith(closing, 0, end - tail_start):
                 body_start, body_end = start + len(opening), end - len(closing)
                 if body_start <= body_end:
-                    return cls(path, body_start, body_end, boundary, chunk_bytes)
+                    return cls(path, body_start, body_end, boundary, chunk_bytes or CHUNK_BYTES)
         return None
 
     def __iter__(self) -> Iterator[bytes]:
