@@ -23,6 +23,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import chain, compress, repeat
 from operator import attrgetter, is_not
 from pathlib import Path
@@ -96,6 +97,8 @@ _LEADER = attrgetter("leader")
 _UNSET = msgspec.UNSET
 _ANY = -1  # a replica's directory left to the broker ("any", or no log_dirs)
 _NO_LEADER_GIVEN = -(1 << 40)
+# Up to this many broker ids (or brokers x paths), lookups go through a table indexed by them.
+_DENSE_LIMIT = 1 << 24
 
 
 class _NotUsual(Exception):
@@ -148,23 +151,52 @@ class Directories:
     def broker_index(self, brokers: np.ndarray) -> np.ndarray:
         """The index of each broker id among the brokers; raises _NotUsual for an unknown one."""
         ids = self.broker_ids
-        if not len(ids):
-            raise _NotUsual
+        if not len(ids) or not len(brokers):
+            if len(brokers):
+                raise _NotUsual
+            return np.zeros(0, np.int64)
+        if int(ids[-1]) < _DENSE_LIMIT:
+            # Broker ids are small numbers: one lookup in a table indexed by id.
+            if int(brokers.min()) < 0 or int(brokers.max()) > int(ids[-1]):
+                raise _NotUsual
+            index = self._by_id[brokers]
+            if np.any(index < 0):
+                raise _NotUsual
+            return index
         index = np.minimum(np.searchsorted(ids, brokers), len(ids) - 1)
         if np.any(ids[index] != brokers):
             raise _NotUsual
         return index
 
+    @cached_property
+    def _by_id(self) -> np.ndarray:
+        table = np.full(int(self.broker_ids[-1]) + 1, -1, np.int64)
+        table[self.broker_ids] = np.arange(len(self.broker_ids))
+        return table
+
     def code(self, broker_index: np.ndarray, path_code: np.ndarray) -> np.ndarray:
         """The directory codes of (broker, path) pairs; raises _NotUsual for a path the broker
         does not have."""
-        keys = broker_index * max(len(self.path_codes), 1) + path_code
+        paths = max(len(self.path_codes), 1)
+        keys = broker_index * paths + path_code
         if not len(self.keys):
             raise _NotUsual
+        if len(self.broker_ids) * paths < _DENSE_LIMIT:
+            table = self._code_table
+            found = table[keys]
+            if np.any(found < 0):
+                raise _NotUsual
+            return found
         position = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
         if np.any(self.keys[position] != keys):
             raise _NotUsual
         return self.key_codes[position]
+
+    @cached_property
+    def _code_table(self) -> np.ndarray:
+        table = np.full(len(self.broker_ids) * max(len(self.path_codes), 1), -1, np.int64)
+        table[self.keys] = self.key_codes
+        return table
 
 
 @dataclass
