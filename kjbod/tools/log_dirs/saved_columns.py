@@ -101,7 +101,8 @@ class ObservedColumns:
     checked_row: np.ndarray
     checked_dir: np.ndarray
     # Per directory listed, in order: its broker, its code (in the caller's `codes`, -1 for a
-    # path passed over), where the output lists it, and the index of its first entry.
+    # path passed over), where the output lists it, and the index of its first entry among all
+    # the entries read.
     dir_broker: np.ndarray  # int32
     dir_code: np.ndarray  # int32
     dir_where: list[str]
@@ -121,15 +122,6 @@ class ObservedColumns:
     def directory(self) -> np.ndarray:
         return self.dir_code[self.dir]
 
-    def where(self, entry: int, future: bool = False) -> str:
-        """Where the output lists the (future) replica of index `entry`."""
-        position = int((self.future_position if future else self.position)[entry])
-        d = int((self.future_dir if future else self.dir)[entry])
-        return f"{self.dir_where[d]}.partitions[{position - self.dir_first[d]}]"
-
-    # The position of each entry among all the entries read (current, future and checked alike).
-    position: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    future_position: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
 
 class _Fail(Exception):
@@ -276,7 +268,10 @@ class _Reader:
         self, names: list[str], sizes: list[int], lags: list[int], futures: list[bool], counts: list[int], first_dir: int
     ) -> tuple[np.ndarray, ...]:
         """One run of entries as arrays: (row, dir, size, lag, future); rows found by name."""
-        if min(sizes) < 0 or max(sizes) > INT64_MAX or min(lags) < 0 or max(lags) > INT64_MAX:
+        count = len(names)
+        # Most replicas are caught up (lag 0) and current: such columns are made without a pass.
+        caught_up = lags.count(0) == count
+        if min(sizes) < 0 or max(sizes) > INT64_MAX or (not caught_up and (min(lags) < 0 or max(lags) > INT64_MAX)):
             raise _Fail
         # `topic-partition` (TopicPartition.toString) taken apart at C speed: a known topic, and
         # a number of ASCII digits below the topic's partition count.
@@ -299,8 +294,9 @@ class _Reader:
             raise _Fail
         dirs = np.repeat(np.arange(first_dir, first_dir + len(counts), dtype=np.int32), counts)
         return (
-            row, dirs, np.fromiter(sizes, np.int64, len(sizes)), np.fromiter(lags, np.int64, len(lags)),
-            np.fromiter(futures, np.bool_, len(futures)),
+            row, dirs, np.fromiter(sizes, np.int64, count),
+            np.zeros(count, np.int64) if caught_up else np.fromiter(lags, np.int64, count),
+            np.fromiter(futures, np.bool_, count) if True in futures else np.zeros(count, np.bool_),
         )
 
     def finish(self) -> ObservedColumns:
@@ -311,7 +307,6 @@ class _Reader:
             row, size, lag = (np.zeros(0, np.int64) for _ in range(3))
             dirs, future = np.zeros(0, np.int32), np.zeros(0, np.bool_)
         self.parts = []
-        position = np.arange(len(row), dtype=np.int64)
         recorded = np.array(self.dir_recorded, np.bool_)[dirs] if len(dirs) else np.zeros(0, np.bool_)
         current = recorded & ~future
         futures = recorded & future
@@ -323,7 +318,6 @@ class _Reader:
             dir_broker=np.array(self.dir_broker, np.int32), dir_code=np.array(self.dir_code, np.int32),
             dir_where=self.dir_where, dir_first=self.dir_first,
             log_dirs=self.log_dirs, offline=self.offline, capacities=self.capacities, brokers=self.brokers, files=self.files,
-            position=position[current], future_position=position[futures],
         )
 
 
