@@ -14,8 +14,9 @@ sequence runs end to end, each step as its own `kjbod` process (state loading in
     clock advance --until-idle
     reassign verify
 
-Each step's wall time, exit code and the records it wrote (the log's end offset before and after)
-are printed; its stdout and stderr are kept in the work directory, so the outputs of two kjbod
+Each step's wall time, CPU time (the kjbod process's user + system: what a shared, loaded
+machine changes least), exit code and the records it wrote (the log's end offset before and
+after) are printed; its stdout and stderr are kept in the work directory, so the outputs of two kjbod
 versions can be compared with `diff -r`. A step that runs longer than --timeout is stopped and
 reported as such (later steps still run, on the state it left unchanged).
 """
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -53,7 +55,7 @@ def slice_plan(plan_path: Path, count: int, out: Path) -> int:
 
 def run_step(name: str, args: list[str], state: Path, outdir: Path, timeout: float, cwd: Path) -> dict:
     before = log_end_offset(state)
-    started = time.perf_counter()
+    started, children = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     # cwd outside any checkout: `python -m` puts the working directory first on sys.path.
     process = subprocess.Popen(
         [*KJBOD, "--state", str(state), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd
@@ -66,11 +68,13 @@ def run_step(name: str, args: list[str], state: Path, outdir: Path, timeout: flo
         stdout, stderr = process.communicate()
         code = "timeout"
     elapsed = time.perf_counter() - started
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (used.ru_utime - children.ru_utime) + (used.ru_stime - children.ru_stime)
     (outdir / f"{name}.stdout").write_text(stdout)
     (outdir / f"{name}.stderr").write_text(stderr)
     written = log_end_offset(state) - before
     last = next((line for line in reversed(stdout.splitlines()) if line.strip()), "")
-    return {"step": name, "seconds": elapsed, "exit": code, "records": written, "last": last}
+    return {"step": name, "seconds": elapsed, "cpu": cpu, "exit": code, "records": written, "last": last}
 
 
 def bench_batch(cluster: Path, plan_name: str, count: int, workdir: Path, throttle: int, timeout: float) -> list[dict]:
@@ -98,7 +102,7 @@ def bench_batch(cluster: Path, plan_name: str, count: int, workdir: Path, thrott
         result = run_step(name, args, state, root, timeout, root)
         results.append(result)
         print(
-            f"batch {count}: {name:10} {result['seconds']:8.1f}s  exit {result['exit']!s:7}  "
+            f"batch {count}: {name:10} {result['seconds']:8.1f}s  cpu {result['cpu']:7.1f}s  exit {result['exit']!s:7}  "
             f"records {result['records']:7}  | {result['last'][:110]}",
             flush=True,
         )
@@ -125,10 +129,10 @@ def main() -> None:
         if not options.keep:
             shutil.rmtree(options.workdir / f"batch-{count}" / "state", ignore_errors=True)
     print()
-    print(f"{'batch':>7} {'step':10} {'seconds':>9} {'exit':>7} {'records':>8}")
+    print(f"{'batch':>7} {'step':10} {'seconds':>9} {'cpu':>7} {'exit':>7} {'records':>8}")
     for count, results in summary.items():
         for r in results:
-            print(f"{count:7} {r['step']:10} {r['seconds']:9.1f} {r['exit']!s:>7} {r['records']:8}")
+            print(f"{count:7} {r['step']:10} {r['seconds']:9.1f} {r['cpu']:7.1f} {r['exit']!s:>7} {r['records']:8}")
 
 
 if __name__ == "__main__":

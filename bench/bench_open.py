@@ -154,7 +154,6 @@ def generate_inputs(inputs: str, partitions: int) -> None:
     write_files(generate(spec), inputs)
     (inputs / "ready").write_text("")
     print(f"generated the synthetic cluster ({partitions:,} partitions) in {time.perf_counter() - started:.1f} s")
-    return inputs
 
 
 def imported_state(side: Side, inputs: Path, state: Path, *, again: bool) -> Path:
@@ -180,7 +179,12 @@ def in_child(function: str, *args: object, env: dict[str, str] | None = None) ->
     code = f"import json, sys; sys.path.insert(0, {str(HERE)!r}); import bench_open; print(json.dumps(bench_open.{function}(*json.loads(sys.argv[1]))))"
     result = subprocess.run([sys.executable, "-c", code, json.dumps([str(a) if isinstance(a, Path) else a for a in args])],
                             capture_output=True, text=True, check=True, env=env, cwd=tempfile.gettempdir())
-    return json.loads(result.stdout)
+    # The result is the last line; a helper's progress lines (bench_planner.prepare prints its
+    # own) come before it and are passed on.
+    *said, last = result.stdout.rstrip("\n").split("\n")
+    for line in said:
+        print(line, flush=True)
+    return json.loads(last)
 
 
 def typical_topic(inputs: str) -> tuple[str, str]:

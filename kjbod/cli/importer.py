@@ -121,70 +121,14 @@ def _from_files(
 
     request = ImportRequest(brokers, assignment, log_dirs, metadata_version, cluster_id)
     summary = _importing(app_, lambda target, progress: import_cluster(request, target, progress=progress))
-    offline = f" ({summary.offline_directories} offline)" if summary.offline_directories else ""
-    lines = [
-        f"Imported {summary.brokers} broker(s) with {summary.directories} log directories{offline}, {summary.topics} topic(s) "
-        f"and {summary.partitions} partition(s) ({summary.replicas} replicas) into {summary.state} at metadata.version {summary.metadata_version}.",
-        f"Sizes known for {summary.sized_partitions} partition(s); {summary.replica_logs} replica(s) lagging or partial; "
-        f"{summary.future_replicas} future replica(s).",
-    ]
-    if summary.offline_replicas:
-        lines.append(f"{summary.offline_replicas} replica(s) are in offline directories and out of their ISR.")
-    if summary.unassigned_replicas:
-        lines.append(
-            f"{summary.unassigned_replicas} replica(s) have no log directory yet (UNASSIGNED): give their paths in the "
-            "assignment's log_dirs or in --log-dirs output, or run `kjbod assign-dirs --broker N --auto`."
-        )
-    lines.append(f"Wrote {summary.records} records and a snapshot.")
-    emit(app_, Lines(lines, summary.to_json()))
+    emit(app_, Lines(summary.lines(), summary.to_json()))
 
 
 def _from_snapshot(app_: AppContext, snapshot: Path, metadata_log: Path | None, log_dirs: list[Path], cluster_id: str | None) -> None:
-    from kjbod.tools.importer.from_snapshot import SnapshotImportRequest, directories_by_broker, import_from_snapshot
+    from kjbod.tools.importer.from_snapshot import SnapshotImportRequest, import_from_snapshot
 
     request = SnapshotImportRequest(snapshot, metadata_log, log_dirs, cluster_id)
     summary = _importing(app_, lambda target, progress: import_from_snapshot(request, target, progress=progress))
     for warning in summary.warnings:
         app_.message(warning)
-    offline = f" ({summary.offline_directories} offline)" if summary.offline_directories else ""
-    reassigning = f", {summary.reassigning_partitions} being reassigned" if summary.reassigning_partitions else ""
-    source = f"Read {summary.snapshot_records} records from the snapshot {summary.source_snapshot}"
-    if metadata_log is not None:
-        source += f" and {summary.log_records} from {summary.log_segments} log segment(s) after it"
-    lines = [
-        f"Imported {summary.brokers} broker(s) with {summary.directories} log directories{offline}, {summary.topics} topic(s) "
-        f"and {summary.partitions} partition(s) ({summary.replicas} replicas{reassigning}) into {summary.state} "
-        f"at metadata.version {summary.metadata_version}.",
-        source + ".",
-    ]
-    if summary.torn_batch:
-        lines.append(f"Ignored a torn last batch of the log (an interrupted write): {summary.torn_batch}.")
-    if summary.dropped_in_transactions or summary.open_transaction:
-        still_open = " (a transaction still open at the end of the log)" if summary.open_transaction else ""
-        lines.append(f"Left out {summary.dropped_in_transactions} record(s) of aborted metadata transactions{still_open}.")
-    if summary.not_modelled:
-        counted = ", ".join(f"{name} {count}" for name, count in summary.not_modelled.items())
-        lines.append(f"Records kjbod does not model, counted and left out: {counted}.")
-    if log_dirs:
-        lines.append(
-            f"Joined {summary.joined_directories} of {summary.directories} log directories to their paths through the kafka-log-dirs output."
-        )
-    unjoined = directories_by_broker(summary)
-    if unjoined:
-        named = "; ".join(f"broker {broker}: {', '.join(ids)}" for broker, ids in sorted(unjoined.items()))
-        lines.append(f"{len(summary.unjoined_directories)} log director{'y keeps its id as its path' if len(summary.unjoined_directories) == 1 else 'ies keep their id as their path'}: {named}.")
-    if summary.unjoined_paths:
-        lines.append(f"Paths in the kafka-log-dirs output no directory id was found for (empty or failed): {'; '.join(summary.unjoined_paths)}.")
-    if log_dirs:
-        lines.append(
-            f"Sizes known for {summary.sized_partitions} partition(s); {summary.replica_logs} replica(s) lagging or partial; "
-            f"{summary.future_replicas} future replica(s)."
-        )
-    if summary.quorum_leader is not None:
-        voters = ", ".join(str(v["voterId"]) for v in sorted(summary.voters, key=lambda v: v["voterId"]))
-        lines.append(
-            f"Controller quorum: voters {voters} (kraft.version {summary.kraft_version}); the snapshot does not say which "
-            f"leads, so controller {summary.quorum_leader} does here."
-        )
-    lines.append(f"Wrote {summary.records} records and a snapshot.")
-    emit(app_, Lines(lines, summary.to_json()))
+    emit(app_, Lines(summary.lines(), summary.to_json()))

@@ -144,23 +144,4 @@ def import_output(
         raise
     for warning in result.warnings:
         app_.message(warning)
-    lines = [
-        f"Loaded {result.files} file(s) covering {result.brokers} broker(s): {result.partition_sizes} partition size(s), "
-        f"{result.replica_logs} lagging or partial replica(s), {result.future_replicas} future replica(s) recorded; "
-        f"{result.removed_entries} outdated entr{'y' if result.removed_entries == 1 else 'ies'} removed."
-    ]
-    if result.capacities:
-        lines.append(
-            f"Recorded the disk size (totalBytes) of {result.capacities} log director{'y' if result.capacities == 1 else 'ies'} as its capacity."
-        )
-    data = {
-        "files": result.files,
-        "brokers": result.brokers,
-        "partitionSizes": result.partition_sizes,
-        "replicaLogs": result.replica_logs,
-        "futureReplicas": result.future_replicas,
-        "removedEntries": result.removed_entries,
-        "capacities": result.capacities,
-        "warnings": result.warnings,
-    }
-    emit(app_, Lines(lines, data))
+    emit(app_, Lines(result.lines(), result.to_json()))

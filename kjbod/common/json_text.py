@@ -12,6 +12,7 @@ int past 64 bits, a lone surrogate), is written by the standard library.
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from typing import Any
 
 import orjson
@@ -37,3 +38,14 @@ def _plain(value: Any) -> bool:
         # Long lists (partition names) hold one plain type: checked in one C loop.
         return set(map(type, value)) <= _PLAIN or all(map(_plain, value))
     return kind in _PLAIN
+
+
+def camel_json(value: Any) -> dict[str, Any]:
+    """A dataclass of plain values as a JSON object: its fields in order, named in camelCase
+    (`bytes_moved` -> `bytesMoved`)."""
+    return {_camel(f.name): getattr(value, f.name) for f in fields(value)}
+
+
+def _camel(name: str) -> str:
+    first, *rest = name.split("_")
+    return first + "".join(part.capitalize() for part in rest)

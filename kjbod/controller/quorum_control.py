@@ -34,6 +34,7 @@ from kjbod.common.kafka_uuid import Uuid
 from kjbod.common.versions import KRAFT_VERSION, default_supported_ranges
 from kjbod.controller.errors import NONE, ApiError, Errors, java_exception_text
 from kjbod.controller.result import ControllerResult
+from kjbod.controller.working import WorkingImage
 from kjbod.errors import UserError
 from kjbod.image import Image
 from kjbod.image.quorum import (
@@ -612,13 +613,10 @@ class QuorumControl:
             end_points=process.end_points,
             features=process.features(),
         )
-        records.append(replica.to_record())
-        change = None
-        if not quorum.has_leader:
-            after = replace(quorum, replicas={**quorum.replicas, key: replica})
-            change, elected = self._election(after, None, len(records))
-            records.extend(elected)
-        return ControllerResult.atomic_of(records, ControllerStart(key, restarted=previous is not None, leader_change=change))
+        work = WorkingImage(self._image)
+        work.append(replica.to_record())
+        change = self._election(work, None) if not quorum.has_leader else None
+        return ControllerResult.atomic_of(work.records, ControllerStart(key, restarted=previous is not None, leader_change=change))
 
     def stop_controller(self, node_id: int, directory_id: str | None = None) -> ControllerResult[ControllerStop]:
         """A controller process stops (or fails): it fetches no more. When it led, the running
@@ -636,32 +634,31 @@ class QuorumControl:
             replica, running=False, caught_up=False, log_end_offset=state.log_end_offset,
             last_fetch_ms=state.last_fetch_ms, last_caught_up_ms=state.last_caught_up_ms,
         )
-        records: list[Record] = [stopped.to_record()]
-        change = None
-        after = replace(quorum, replicas={**quorum.replicas, replica.key: stopped})
-        if quorum.leader == replica.key:
-            change, elected = self._election(after, replica.key, len(records))
-            records.extend(elected)
+        work = WorkingImage(self._image)
+        work.append(stopped.to_record())
+        change = self._election(work, replica.key) if quorum.leader == replica.key else None
+        after = work.image.quorum
         running_voters = sum(1 for v in quorum.voters if (r := after.replica_of_voter(v)) is not None and r.running)
         return ControllerResult.atomic_of(
-            records,
+            work.records,
             ControllerStop(replica.key, state.log_end_offset, quorum.voter_for(replica.key) is not None, change, running_voters, len(quorum.voters)),
         )
 
-    def _election(self, quorum: QuorumImage, resigning: ReplicaKey | None, position: int) -> tuple[LeaderChange, list[Record]]:
-        """A new epoch: the elected voter (or -1), its replica caught up with the log, and the
-        KjbodQuorumRecord that starts the epoch at its own offset."""
+    def _election(self, work: WorkingImage, resigning: ReplicaKey | None) -> LeaderChange:
+        """A new epoch, appended to `work` and decided on the quorum its records leave: the
+        elected voter (or -1), its replica caught up with the log, and the KjbodQuorumRecord that
+        starts the epoch at its own offset. Fetches are measured against the log as the
+        operation found it."""
+        quorum = work.image.quorum
         states = {key: quorum.fetch_state(r, self.now_ms, self.log_end_offset) for key, r in quorum.replicas.items()}
         leader = _elect(quorum, states, resigning, quorum.voters)
-        records: list[Record] = []
         if leader >= 0:
             winner = quorum.running_replica(leader)
             if winner is not None:
-                records.append(replace(winner, caught_up=True, log_end_offset=self.log_end_offset + position, last_fetch_ms=self.now_ms, last_caught_up_ms=self.now_ms).to_record())
+                work.append(replace(winner, caught_up=True, log_end_offset=work.next_offset, last_fetch_ms=self.now_ms, last_caught_up_ms=self.now_ms).to_record())
         epoch = quorum.leader_epoch + 1
-        offset = self.log_end_offset + position + len(records)
-        records.append(quorum.state_record(leader_id=leader, leader_epoch=epoch, epoch_start_offset=offset, change_requested_ms=-1))
-        return LeaderChange(quorum.leader_id, leader, epoch), records
+        work.append(quorum.state_record(leader_id=leader, leader_epoch=epoch, epoch_start_offset=work.next_offset, change_requested_ms=-1))
+        return LeaderChange(quorum.leader_id, leader, epoch)
 
     # the clock -----------------------------------------------------------------------------------
 

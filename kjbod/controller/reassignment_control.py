@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from kjbod.common.kafka_uuid import DirectoryId
 from kjbod.controller.cluster_control import ClusterControl
 from kjbod.controller.errors import ApiError, Errors
-from kjbod.controller.partition_change import Election
+from kjbod.controller.partition_change import Election, PartitionChangeBuilder
 from kjbod.controller.replication_control import DirectoryAssignment, ReplicationControl
 from kjbod.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult, kafka_record_count
+from kjbod.controller.working import WorkingImage
 from kjbod.errors import UserError
-from kjbod.image import Image, PartitionRegistration, TopicImage
+from kjbod.image import Image, TopicImage
 from kjbod.records import (
     CONFIG_RESOURCE_TOPIC,
     ConfigRecord,
@@ -149,12 +150,12 @@ class ReassignmentControl:
         unique: dict[tuple[str, int], ReassignmentTarget] = {}
         for target in targets:
             unique[(target.topic, target.partition)] = target
-        records: list[Record] = []
+        work = WorkingImage(self._image)
         results: list[ReassignmentResult] = []
         kafka_records = 0
         for target in unique.values():
             try:
-                built = self._alter_one(target)
+                built = self._alter_one(work, target)
             except _PartitionError as exc:
                 results.append(ReassignmentResult(target.topic, target.partition, exc.api_error))
                 continue
@@ -167,20 +168,22 @@ class ReassignmentControl:
                 results.append(ReassignmentResult(target.topic, target.partition, ApiError(Errors.UNKNOWN_SERVER_ERROR)))
                 continue
             kafka_records += needed
-            records.extend(built)
+            work.extend(built)
             results.append(ReassignmentResult(target.topic, target.partition, ApiError(Errors.NONE)))
-        return ControllerResult.atomic_of(records, tuple(results))
+        return ControllerResult.atomic_of(work.records, tuple(results))
 
-    def _alter_one(self, target: ReassignmentTarget) -> list[Record]:
+    def _alter_one(self, work: WorkingImage, target: ReassignmentTarget) -> list[Record]:
+        """The partition's records, built against `work` (the caller appends them, or not when
+        the request is past Kafka's record limit)."""
         topic = self._image.topics.by_name.get(target.topic)
         if topic is None:
             raise _PartitionError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {target.topic}.")
-        partition = topic.partitions.get(target.partition)
-        if partition is None:
+        if work.partition(topic.topic_id, target.partition) is None:
             raise _PartitionError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find partition {target.topic}:{target.partition}.")
+        builder = self._replication.change_builder(work, (topic.topic_id, target.partition))
         if target.replicas is None:
-            return self._cancel(topic, target.partition, partition)
-        return self._change(topic, target.partition, partition, target.replicas)
+            return self._cancel(work, topic, builder)
+        return self._change(work, topic, builder, target.replicas)
 
     def _validate_manual_assignment(self, replicas: Sequence[int]) -> None:
         """validateManualPartitionAssignment (RCM:1839-1870) without an RF: fenced brokers are
@@ -196,12 +199,11 @@ class ReassignmentControl:
                 raise _PartitionError(Errors.INVALID_REPLICA_ASSIGNMENT, f"{prefix} the broker {replica} more than once.")
             previous = replica
 
-    def _change(self, topic: TopicImage, partition_id: int, partition: PartitionRegistration, target: Sequence[int]) -> list[Record]:
+    def _change(self, work: WorkingImage, topic: TopicImage, builder: PartitionChangeBuilder, target: Sequence[int]) -> list[Record]:
         """changePartitionReassignment (RCM:2067-2126)."""
         self._validate_manual_assignment(target)
+        partition, partition_id = builder.partition, builder.partition_id
         replicas, adding, removing = reassignment_replicas(partition.replicas, target)
-        key = (topic.topic_id, partition_id)
-        builder = self._replication.change_builder(key, self._replication.leader_acceptor(partition))
         if replicas != partition.replicas:
             builder.set_target_replicas(replicas)
         # An empty computed list leaves the running reassignment's list in place (PCB:123-126).
@@ -209,7 +211,7 @@ class ReassignmentControl:
             builder.set_target_removing(removing)
         if adding:
             builder.set_target_adding(adding)
-        record = builder.build()
+        record = work.build(builder, append=False)
         if record is None:
             return []
         records: list[Record] = [record]
@@ -218,9 +220,10 @@ class ReassignmentControl:
                 records.append(KjbodReplicaLogRecord(topic_id=topic.topic_id, partition_id=partition_id, broker_id=replica, size_bytes=0))
         return records
 
-    def _cancel(self, topic: TopicImage, partition_id: int, partition: PartitionRegistration) -> list[Record]:
+    def _cancel(self, work: WorkingImage, topic: TopicImage, builder: PartitionChangeBuilder) -> list[Record]:
         """cancelPartitionReassignment and PartitionReassignmentRevert (RCM:2032-2065). The
         replicas being added leave the partition, and their logs with them."""
+        partition, partition_id = builder.partition, builder.partition_id
         if not partition.is_reassigning:
             raise _PartitionError(Errors.NO_REASSIGNMENT_IN_PROGRESS, DEFAULT_MESSAGES[Errors.NO_REASSIGNMENT_IN_PROGRESS])
         adding = set(partition.adding_replicas)
@@ -236,10 +239,9 @@ class ReassignmentControl:
                 Errors.INVALID_REPLICA_ASSIGNMENT,
                 f"Unable to revert partition assignment for {topic.name}:{partition_id} because it would require an unclean leader election.",
             )
-        builder = self._replication.change_builder((topic.topic_id, partition_id), self._replication.leader_acceptor(partition))
         if unclean:
             builder.set_election(Election.UNCLEAN)
-        record = builder.set_target_isr(isr).set_target_replicas(replicas).set_target_removing([]).set_target_adding([]).build()
+        record = work.build(builder.set_target_isr(isr).set_target_replicas(replicas).set_target_removing([]).set_target_adding([]), append=False)
         return [] if record is None else [record]
 
     # ListPartitionReassignments (RCM:2128-2149) ------------------------------------------------
@@ -271,22 +273,26 @@ class ReassignmentControl:
         directory (KIP-113); the clock copies it and promotes it (KIP-858). Like a broker, kjbod
         creates no future replica while one of the broker's directories is offline.
         """
-        records: list[Record] = []
+        work = WorkingImage(self._image)
         results: list[ReplicaDirResult] = []
         assignments: dict[int, list[tuple[int, DirectoryAssignment]]] = {}
         for index, move in enumerate(moves):
-            results.append(self._alter_dir(index, move, records, assignments))
+            results.append(self._alter_dir(index, move, work, assignments))
+        # Each broker's AssignReplicasToDirs is handled against the state the ones before it
+        # leave: two new replicas of one partition both keep the directory they were given.
         for broker_id, items in sorted(assignments.items()):
-            assigned = self._replication.assign_replicas_to_dirs(broker_id, [a for _, a in items])
-            records.extend(assigned.records)
+            assigned = ReplicationControl(work.image).assign_replicas_to_dirs(broker_id, [a for _, a in items], work=work)
             for (index, _), item in zip(items, assigned.response.results):
                 if not item.succeeded:
                     results[index] = ReplicaDirResult(results[index].move, api_error(item.error), "none")
-        return ControllerResult.of(records, tuple(results))
+        return ControllerResult.of(work.records, tuple(results))
 
     def _alter_dir(
-        self, index: int, move: ReplicaDirMove, records: list[Record], assignments: dict[int, list[tuple[int, DirectoryAssignment]]]
+        self, index: int, move: ReplicaDirMove, work: WorkingImage, assignments: dict[int, list[tuple[int, DirectoryAssignment]]]
     ) -> ReplicaDirResult:
+        """One replica's move. It reads the replica's own state from the image the request
+        started from: only this move's records change it (a broker takes a replica once per
+        request, ReplicaManager.alterReplicaLogDirs)."""
         def fail(error: Errors, message: str) -> ReplicaDirResult:
             return ReplicaDirResult(move, api_error(error, message))
 
@@ -316,7 +322,7 @@ class ReassignmentControl:
         # futureReplicaDirChanged: a move to another directory stops the one in progress.
         dropped = future is not None and future.directory_id != move.directory_id
         if dropped:
-            records.append(KjbodReplicaLogRecord(**log_key, size_bytes=None))
+            work.append(KjbodReplicaLogRecord(**log_key, size_bytes=None))
         if current == move.directory_id:
             return ReplicaDirResult(move, ApiError(Errors.NONE), "reverted" if dropped else "none")
         if future is not None and not dropped:
@@ -329,7 +335,7 @@ class ReassignmentControl:
                 Errors.KAFKA_STORAGE_ERROR,
                 f"Can not create log for {move.topic}-{move.partition} because log directories {','.join(offline)} are offline",
             )
-        records.append(KjbodReplicaLogRecord(**log_key, directory_id=move.directory_id, size_bytes=0))
+        work.append(KjbodReplicaLogRecord(**log_key, directory_id=move.directory_id, size_bytes=0))
         return ReplicaDirResult(move, ApiError(Errors.NONE), "future")
 
     # IncrementalAlterConfigs, for the throttles ------------------------------------------------

@@ -1,8 +1,9 @@
 """Topics and partitions: creation, leader and ISR changes, directory assignment and elections
 (ReplicationControlManager, controller reference §5-§6).
 
-Every operation computes its records from the image it was given (Kafka's "pre-request state")
-and returns them with a response; replaying them is what changes the cluster state.
+Every operation builds its records in a WorkingImage over the image it was given, each against
+the state the records before it leave, and returns them with a response; replaying them is what
+changes the cluster state.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from kjbod.controller.partition_change import Election, PartitionChangeBuilder
 from kjbod.controller.placer import PlacementError, place
 from kjbod.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult, refuse_excessive_records
 from kjbod.controller.topic_configs import validate_topic_configs
+from kjbod.controller.working import WorkingImage, working_image
 from kjbod.errors import UserError
-from kjbod.image import Image, PartitionRegistration, replay_all
+from kjbod.image import Image, PartitionRegistration
 from kjbod.records import (
     CONFIG_RESOURCE_BROKER,
     CONFIG_RESOURCE_TOPIC,
@@ -218,15 +220,16 @@ def has_collision_chars(name: str) -> bool:
     return "." in name or "_" in name
 
 
-def summarize_changes(before: Image, records: Sequence[Record]) -> tuple[PartitionImpact, ...]:
-    """Replay `records` on `before` and report every partition they touched, in order."""
+def summarize_changes(before: Image, work: WorkingImage, since: int = 0) -> tuple[PartitionImpact, ...]:
+    """Every partition the records of `work` after the first `since` touched, as it was in
+    `before` (the image they were built on) and as they leave it."""
     touched: dict[PartitionKey, None] = {}
-    for record in records:
+    for record in work.records_since(since):
         if isinstance(record, PartitionChangeRecord):
             touched[(record.topic_id, record.partition_id)] = None
     if not touched:
         return ()
-    after = replay_all(before, records)
+    after = work.image
     impact = []
     for topic_id, partition_id in touched:
         old = before.topics.partition(topic_id, partition_id)
@@ -298,85 +301,81 @@ class ReplicationControl:
 
         return accept
 
-    def change_builder(self, key: PartitionKey, acceptor) -> PartitionChangeBuilder:  # noqa: ANN001
-        """A PartitionChangeBuilder for the partition as the image holds it."""
-        partition = self._image.topics.partition(*key)
+    def change_builder(self, work: WorkingImage, key: PartitionKey, *, remove: int = -1, add: int = -1) -> PartitionChangeBuilder:
+        """A PartitionChangeBuilder for the partition as the operation's records so far leave it
+        (`work.build` appends its record), with the leader acceptor of that state."""
+        partition = work.partition(*key)
         if partition is None:
             raise RuntimeError(f"partition {key[0]}:{key[1]} does not exist")
+        acceptor = self.leader_acceptor(partition, remove, add)
         return PartitionChangeBuilder(partition, key[0], key[1], acceptor, self._mv, self._cluster.default_dir)
 
-    def leader_and_isr_updates(
-        self, partitions: Iterable[PartitionKey], *, remove: int = -1, add: int = -1
-    ) -> list[Record]:
+    def leader_and_isr_updates(self, work: WorkingImage, partitions: Iterable[PartitionKey], *, remove: int = -1, add: int = -1) -> None:
         """Take `remove` out of each ISR (electing a new leader where needed), or let `add` lead.
 
         Partitions are taken in (topic id, partition) order, so the records do not depend on how
         the caller's set was built."""
-        records: list[Record] = []
         for key in sorted(partitions):
-            partition = self._image.topics.partition(*key)
-            assert partition is not None
-            builder = self.change_builder(key, self.leader_acceptor(partition, remove, add))
+            builder = self.change_builder(work, key, remove=remove, add=add)
             builder.set_election(Election.UNCLEAN if self.unclean_election_enabled(key[0]) else Election.ONLINE)
-            builder.set_target_isr([r for r in partition.isr if r != remove])
-            record = builder.build()
-            if record is not None:
-                records.append(record)
-        return records
+            builder.set_target_isr([r for r in builder.partition.isr if r != remove])
+            work.build(builder)
 
     # Broker lifecycle (RCM:1287-1426, 1533-1612) ---------------------------------------------
 
-    def _fenced_records(self, broker_id: int) -> list[Record]:
-        broker = self._image.cluster.brokers[broker_id]
-        records = self.leader_and_isr_updates(self._image.topics.index.in_isr.get(broker_id, []), remove=broker_id)
-        records.append(BrokerRegistrationChangeRecord(version=0, broker_id=broker_id, broker_epoch=broker.epoch, fenced=FENCE))
-        return records
+    # Each of these appends to `work` and reads the state as the records before leave it: a
+    # heartbeat that unfences a broker and reports one of its directories offline takes the
+    # leaderships it was just given in that directory away again. Kafka builds both from the
+    # state before the heartbeat (4.3.1 ReplicationControlManager.java:1669-1709) and leaves
+    # such a leader in an offline directory; kjbod implements the intended behaviour.
 
-    def _unfenced_records(self, broker_id: int) -> list[Record]:
-        broker = self._image.cluster.brokers[broker_id]
-        records: list[Record] = [
-            BrokerRegistrationChangeRecord(version=0, broker_id=broker_id, broker_epoch=broker.epoch, fenced=UNFENCE)
-        ]
-        records.extend(self.leader_and_isr_updates(self._image.topics.index.leaderless, add=broker_id))
-        return records
+    def _fenced_records(self, work: WorkingImage, broker_id: int) -> None:
+        image = work.image
+        self.leader_and_isr_updates(work, image.topics.index.in_isr.get(broker_id, []), remove=broker_id)
+        work.append(BrokerRegistrationChangeRecord(version=0, broker_id=broker_id, broker_epoch=image.cluster.brokers[broker_id].epoch, fenced=FENCE))
 
-    def _controlled_shutdown_records(self, broker_id: int) -> list[Record]:
-        broker = self._image.cluster.brokers[broker_id]
-        records: list[Record] = []
+    def _unfenced_records(self, work: WorkingImage, broker_id: int) -> None:
+        image = work.image
+        work.append(BrokerRegistrationChangeRecord(version=0, broker_id=broker_id, broker_epoch=image.cluster.brokers[broker_id].epoch, fenced=UNFENCE))
+        self.leader_and_isr_updates(work, image.topics.index.leaderless, add=broker_id)
+
+    def _controlled_shutdown_records(self, work: WorkingImage, broker_id: int) -> None:
+        image = work.image
+        broker = image.cluster.brokers[broker_id]
         if not broker.in_controlled_shutdown:
-            records.append(
+            work.append(
                 BrokerRegistrationChangeRecord(
                     version=1, broker_id=broker_id, broker_epoch=broker.epoch, in_controlled_shutdown=ENTER_CONTROLLED_SHUTDOWN
                 )
             )
-        records.extend(self.leader_and_isr_updates(self._image.topics.index.in_isr.get(broker_id, []), remove=broker_id))
-        return records
+        self.leader_and_isr_updates(work, image.topics.index.in_isr.get(broker_id, []), remove=broker_id)
 
-    def _directories_offline_records(self, broker_id: int, offline: Iterable[str]) -> tuple[list[Record], tuple[str, ...]]:
-        broker = self._image.cluster.brokers[broker_id]
+    def _directories_offline_records(self, work: WorkingImage, broker_id: int, offline: Iterable[str]) -> tuple[str, ...]:
+        image = work.image
+        broker = image.cluster.brokers[broker_id]
         newly_offline = broker.directory_intersection(set(offline))
         if not newly_offline:
-            return [], ()
-        records: list[Record] = []
-        index = self._image.topics.index.in_directory
+            return ()
+        index = image.topics.index.in_directory
         for directory in newly_offline:
-            records.extend(self.leader_and_isr_updates(index.get(directory, []), remove=broker_id))
-        records.extend(self._futures_lost(broker_id, set(newly_offline)))
-        records.append(
+            self.leader_and_isr_updates(work, index.get(directory, []), remove=broker_id)
+        work.extend(self._futures_lost(image, broker_id, set(newly_offline)))
+        work.append(
             BrokerRegistrationChangeRecord(
                 version=2, broker_id=broker_id, broker_epoch=broker.epoch,
                 log_dirs=broker.directory_difference(set(offline)),
             )
         )
-        return records, newly_offline
+        return newly_offline
 
-    def _futures_lost(self, broker_id: int, failed: set[str]) -> list[Record]:
+    @staticmethod
+    def _futures_lost(image: Image, broker_id: int, failed: set[str]) -> list[Record]:
         """Future replicas (KIP-113) the broker was building in a directory that failed: their
         logs are gone and the moves end there; the replicas stay where they are (KIP-858: the
         broker cancels a promotion it can no longer make)."""
         return [
             KjbodReplicaLogRecord(topic_id=topic_id, partition_id=pid, broker_id=broker_id, future=True, size_bytes=None)
-            for topic_id, pid in self._image.topics.future_replicas(broker_id, failed)
+            for topic_id, pid in image.topics.future_replicas(broker_id, failed)
         ]
 
     def replicas_needing_directory(self, broker_id: int) -> tuple[list[PartitionKey], list[str]]:
@@ -410,7 +409,8 @@ class ReplicationControl:
             return []
         return self.replicas_needing_directory(broker_id)[0]
 
-    def heartbeat(self, request: HeartbeatRequest) -> ControllerResult[HeartbeatReply]:
+    def heartbeat(self, request: HeartbeatRequest, *, work: WorkingImage | None = None) -> ControllerResult[HeartbeatReply]:
+        """A broker's heartbeat (with `work`, the next request of a larger operation: see working_image)."""
         broker = self._cluster.broker(request.broker_id)
         if broker is None:
             raise ControllerApiError(
@@ -423,52 +423,52 @@ class ReplicationControl:
         current = broker_state(self._image, request.broker_id)
         has_leaderships = bool(self._image.topics.index.led_by.get(request.broker_id))
         state = next_broker_state(current, want_fence, request.want_shut_down, has_leaderships)
-        records: list[Record] = []
+        work = working_image(self._image, work)
+        mark = len(work)
         if state is not current:
             if state.fenced:
-                records.extend(self._fenced_records(request.broker_id))
+                self._fenced_records(work, request.broker_id)
             elif state is BrokerState.UNFENCED:
-                records.extend(self._unfenced_records(request.broker_id))
+                self._unfenced_records(work, request.broker_id)
             else:
-                records.extend(self._controlled_shutdown_records(request.broker_id))
+                self._controlled_shutdown_records(work, request.broker_id)
         newly_offline: tuple[str, ...] = ()
         if self._mv.directory_assignment_supported and request.offline_log_dirs:
-            offline_records, newly_offline = self._directories_offline_records(request.broker_id, request.offline_log_dirs)
-            records.extend(offline_records)
+            newly_offline = self._directories_offline_records(work, request.broker_id, request.offline_log_dirs)
         reply = HeartbeatReply(
             request.broker_id, current, state, True, state is BrokerState.SHUTDOWN_NOW, len(unassigned),
-            newly_offline, summarize_changes(self._image, records),
+            newly_offline, summarize_changes(self._image, work, mark),
         )
-        return ControllerResult.of(records, reply)
+        return ControllerResult.of(work.records_since(mark), reply)
 
     def fence_broker(self, broker_id: int) -> ControllerResult[BrokerChange]:
         """The broker's session expired (maybeFenceOneStaleBroker)."""
         broker = self._require_broker(broker_id)
-        records = [] if broker.fenced else self._fenced_records(broker_id)
-        return ControllerResult.of(records, BrokerChange(broker_id, "FENCED", summarize_changes(self._image, records)))
+        work = WorkingImage(self._image)
+        if not broker.fenced:
+            self._fenced_records(work, broker_id)
+        return ControllerResult.of(work.records, BrokerChange(broker_id, "FENCED", summarize_changes(self._image, work)))
 
     def controlled_shutdown(self, broker_id: int) -> ControllerResult[BrokerChange]:
         """The broker asks to shut down and keeps heartbeating until the controller says go:
         leadership moves away first, then the broker is fenced."""
         self._require_broker(broker_id)
-        records: list[Record] = []
-        image = self._image
+        work = WorkingImage(self._image)
         for _ in range(2):  # at most: into controlled shutdown, then out of it
-            step = ReplicationControl(image).heartbeat(HeartbeatRequest(broker_id, want_shut_down=True))
-            records.extend(step.records)
-            image = replay_all(image, step.records)
+            step = ReplicationControl(work.image).heartbeat(HeartbeatRequest(broker_id, want_shut_down=True), work=work)
             if step.response.should_shut_down:
                 break
-        state = broker_state(image, broker_id)
-        return ControllerResult.of(records, BrokerChange(broker_id, state.value, summarize_changes(self._image, records)))
+        state = broker_state(work.image, broker_id)
+        return ControllerResult.of(work.records, BrokerChange(broker_id, state.value, summarize_changes(self._image, work)))
 
     def unregister_broker(self, broker_id: int) -> ControllerResult[BrokerChange]:
         broker = self._cluster.broker(broker_id)
         if broker is None:
             raise ControllerApiError(Errors.BROKER_ID_NOT_REGISTERED, f"Broker ID {broker_id} is not currently registered")
-        records = self.leader_and_isr_updates(self._image.topics.index.in_isr.get(broker_id, []), remove=broker_id)
-        records.append(UnregisterBrokerRecord(broker_id=broker_id, broker_epoch=broker.epoch))
-        return ControllerResult.of(records, BrokerChange(broker_id, "UNREGISTERED", summarize_changes(self._image, records)))
+        work = WorkingImage(self._image)
+        self.leader_and_isr_updates(work, self._image.topics.index.in_isr.get(broker_id, []), remove=broker_id)
+        work.append(UnregisterBrokerRecord(broker_id=broker_id, broker_epoch=broker.epoch))
+        return ControllerResult.of(work.records, BrokerChange(broker_id, "UNREGISTERED", summarize_changes(self._image, work)))
 
     def _require_broker(self, broker_id: int):  # noqa: ANN202
         broker = self._cluster.broker(broker_id)
@@ -628,19 +628,22 @@ class ReplicationControl:
         return topic if self._image.topics.get(topic) is not None else None
 
     def assign_replicas_to_dirs(
-        self, broker_id: int, assignments: Sequence[DirectoryAssignment], broker_epoch: int | None = None
+        self, broker_id: int, assignments: Sequence[DirectoryAssignment], broker_epoch: int | None = None, *, work: WorkingImage | None = None
     ) -> ControllerResult[AssignReplicasReply]:
+        """A broker's AssignReplicasToDirs (with `work`, the next request of a larger operation:
+        see working_image; a refused request raises before appending anything)."""
         if not self._mv.directory_assignment_supported:
             raise ControllerApiError(Errors.UNSUPPORTED_VERSION, "Directory assignment is not supported yet.")
         broker = self._cluster.broker(broker_id)
         epoch = broker.epoch if broker is not None and broker_epoch is None else broker_epoch
         broker = self._cluster.check_broker_epoch(broker_id, -1 if epoch is None else epoch)
-        records: list[Record] = []
+        work = working_image(self._image, work)
+        mark = len(work)
         results: list[AssignmentResult] = []
         offline_partitions: dict[PartitionKey, None] = {}
         for item in assignments:
             topic_id = self._topic_id_for(item.topic)
-            partition = self._image.topics.partition(topic_id, item.partition) if topic_id else None
+            partition = work.partition(topic_id, item.partition) if topic_id else None
             if topic_id is None:
                 error = Errors.UNKNOWN_TOPIC_ID
             elif partition is None:
@@ -649,22 +652,19 @@ class ReplicationControl:
                 error = Errors.NOT_LEADER_OR_FOLLOWER
             else:
                 error = Errors.NONE
-                builder = self.change_builder((topic_id, item.partition), self.leader_acceptor(partition))
-                record = builder.set_directory(broker_id, item.directory).build()
-                if record is not None:
-                    records.append(record)
-                    if self._data_lost(broker, partition.directory(broker_id), item.directory):
-                        # The replica's data stayed on a dead or unknown disk: it refills from the leader.
-                        records.append(
-                            KjbodReplicaLogRecord(topic_id=topic_id, partition_id=item.partition, broker_id=broker_id, size_bytes=0)
-                        )
+                record = work.build(self.change_builder(work, (topic_id, item.partition)).set_directory(broker_id, item.directory))
+                if record is not None and self._data_lost(broker, partition.directory(broker_id), item.directory):
+                    # The replica's data stayed on a dead or unknown disk: it refills from the leader.
+                    work.append(KjbodReplicaLogRecord(topic_id=topic_id, partition_id=item.partition, broker_id=broker_id, size_bytes=0))
                 if not broker.has_online_dir(item.directory):
                     offline_partitions[(topic_id, item.partition)] = None
             results.append(AssignmentResult(item.topic, item.partition, item.directory, error))
-        # Computed from the state before the request: only ISR and leader change here.
-        records.extend(self.leader_and_isr_updates(offline_partitions, remove=broker_id))
-        reply = AssignReplicasReply(broker_id, tuple(results), summarize_changes(self._image, records))
-        return ControllerResult.of(records, reply)
+        # Kafka builds these from the state before the request (4.3.1
+        # ReplicationControlManager.java:2391-2393), where only the directories differ: the
+        # same ISR and leader changes.
+        self.leader_and_isr_updates(work, offline_partitions, remove=broker_id)
+        reply = AssignReplicasReply(broker_id, tuple(results), summarize_changes(self._image, work, mark))
+        return ControllerResult.of(work.records_since(mark), reply)
 
     @staticmethod
     def _data_lost(broker, old: str, new: str) -> bool:  # noqa: ANN001
@@ -673,9 +673,10 @@ class ReplicationControl:
         placed_nowhere = old in (DirectoryId.UNASSIGNED, DirectoryId.MIGRATING)
         return not placed_nowhere and not broker.has_online_dir(old) and broker.has_online_dir(new)
 
-    def auto_assign_dirs(self, broker_id: int) -> ControllerResult[AssignReplicasReply]:
+    def auto_assign_dirs(self, broker_id: int, *, work: WorkingImage | None = None) -> ControllerResult[AssignReplicasReply]:
         """What the broker itself does under KIP-858: give every replica without a usable
-        directory the least-loaded online, uncordoned directory."""
+        directory the least-loaded online, uncordoned directory (with `work`, as the next
+        request of a larger operation: see working_image)."""
         broker = self._require_broker(broker_id)
         if not self._mv.directory_assignment_supported:
             raise ControllerApiError(Errors.UNSUPPORTED_VERSION, "Directory assignment is not supported yet.")
@@ -691,7 +692,7 @@ class ReplicationControl:
             target = min(candidates, key=lambda d: (load[d], self._image.cluster.path_of(broker_id, d) or "", d))
             load[target] += 1
             assignments.append(DirectoryAssignment(topic_id, partition_id, target))
-        result = self.assign_replicas_to_dirs(broker_id, assignments)
+        result = self.assign_replicas_to_dirs(broker_id, assignments, work=work)
         named = tuple(
             AssignmentResult(self._image.topics.name_of(r.topic), r.partition, r.directory, r.error) for r in result.response.results
         )
@@ -732,15 +733,14 @@ class ReplicationControl:
         for replica in isr:
             if not self._cluster.is_active(replica):
                 return ControllerResult.of([], ApiError(Errors.INELIGIBLE_REPLICA))
-        key = (request.topic_id, request.partition)
-        builder = self.change_builder(key, self.leader_acceptor(partition))
+        work = WorkingImage(self._image)
+        builder = self.change_builder(work, (request.topic_id, request.partition))
         builder.set_election(Election.UNCLEAN if self.unclean_election_enabled(request.topic_id) else Election.ONLINE)
         builder.set_target_isr(isr).set_target_leader_recovery_state(request.leader_recovery_state)
-        record = builder.build()
-        records = [record] if record is not None else []
+        record = work.build(builder)
         if record is not None and record.leader not in (-2, request.broker_id):
-            return ControllerResult.of(records, ApiError(Errors.NEW_LEADER_ELECTED))
-        return ControllerResult.of(records, ApiError(Errors.NONE))
+            return ControllerResult.of(work.records, ApiError(Errors.NEW_LEADER_ELECTED))
+        return ControllerResult.of(work.records, ApiError(Errors.NONE))
 
     # Elections (RCM:1428-1531) -------------------------------------------------------------
 
@@ -750,11 +750,11 @@ class ReplicationControl:
         all_partitions = partitions is None
         if partitions is None:
             partitions = [(topic.name, pid) for topic, pid, _ in self._image.topics.partitions()]
-        records: list[Record] = []
+        work = WorkingImage(self._image)
         results: list[ElectionResult] = []
         for name, partition_id in partitions:
-            error = self._elect_one(election, name, partition_id, records)
-            if len(records) > MAX_RECORDS_PER_USER_OP:
+            error = self._elect_one(work, election, name, partition_id)
+            if len(work) > MAX_RECORDS_PER_USER_OP:
                 refuse_excessive_records(
                     f"Electing leaders for {len(partitions)} partitions needs more than {MAX_RECORDS_PER_USER_OP} records",
                     f"elect at most {MAX_RECORDS_PER_USER_OP} partitions at a time (--topic/--partition or --path-to-json-file)",
@@ -762,25 +762,23 @@ class ReplicationControl:
             if all_partitions and error.error is Errors.ELECTION_NOT_NEEDED:
                 continue
             results.append(ElectionResult(name, partition_id, error))
-        reply = ElectLeadersReply(election, tuple(results), summarize_changes(self._image, records))
-        return ControllerResult.atomic_of(records, reply)
+        reply = ElectLeadersReply(election, tuple(results), summarize_changes(self._image, work))
+        return ControllerResult.atomic_of(work.records, reply)
 
-    def _elect_one(self, election: Election, name: str, partition_id: int, records: list[Record]) -> ApiError:
+    def _elect_one(self, work: WorkingImage, election: Election, name: str, partition_id: int) -> ApiError:
         topic = self._topic_by_name(name)
         if topic is None:
             return ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {name}")
-        partition = topic.partitions.get(partition_id)
+        partition = work.partition(topic.topic_id, partition_id)
         if partition is None:
             return ApiError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {name}-{partition_id}")
         if (election is Election.PREFERRED and partition.has_preferred_leader) or (
             election is Election.UNCLEAN and partition.has_leader
         ):
             return ApiError(Errors.ELECTION_NOT_NEEDED)
-        builder = self.change_builder((topic.topic_id, partition_id), self.leader_acceptor(partition)).set_election(election)
-        record = builder.build()
+        record = work.build(self.change_builder(work, (topic.topic_id, partition_id)).set_election(election))
         if record is None:
             return ApiError(
                 Errors.PREFERRED_LEADER_NOT_AVAILABLE if election is Election.PREFERRED else Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE
             )
-        records.append(record)
         return ApiError(Errors.NONE)

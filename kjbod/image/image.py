@@ -16,7 +16,7 @@ from kjbod.image.cluster import EMPTY_CLUSTER, ClusterDelta, ClusterImage
 from kjbod.image.configs import EMPTY_CONFIGS, ConfigsDelta, ConfigsImage
 from kjbod.image.features import EMPTY_FEATURES, FeaturesDelta, FeaturesImage
 from kjbod.image.quorum import EMPTY_QUORUM, QuorumDelta, QuorumImage
-from kjbod.image.topics import TopicsDelta, TopicsImage
+from kjbod.image.topics import PartitionRegistration, TopicsDelta, TopicsImage
 from kjbod.records import (
     CONFIG_RESOURCE_TOPIC,
     BrokerRegistrationChangeRecord,
@@ -155,6 +155,12 @@ class Delta:
         if self._quorum is None:
             self._quorum = QuorumDelta(self._base.quorum)
         return self._quorum
+
+    def partition(self, topic_id: str, partition_id: int) -> PartitionRegistration | None:
+        """A partition as the records replayed so far leave it, without applying the delta."""
+        if self._topics is None:
+            return self._base.topics.partition(topic_id, partition_id)
+        return self._topics.partition(topic_id, partition_id)
 
     def replay(self, record: Record, offset: int) -> None:
         """Apply one record; raises ReplayError if it contradicts the state."""

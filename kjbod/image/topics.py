@@ -384,6 +384,15 @@ class TopicsDelta:
             self._changed[topic_id] = changes
         return changes
 
+    def partition(self, topic_id: str, partition_id: int) -> PartitionRegistration | None:
+        """The partition as the records replayed so far leave it (read without applying)."""
+        changes = self._changed.get(topic_id)
+        if changes is not None:
+            return changes.partitions.get(partition_id)
+        if topic_id in self._removed:
+            return None
+        return self._base.partition(topic_id, partition_id)
+
     def _name_index(self) -> _TopicNames:
         if self._names is None:
             self._names = _TopicNames(self._base.by_name)

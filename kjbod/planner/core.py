@@ -23,7 +23,6 @@ import heapq
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
 
 import numpy as np
 import pandas as pd
@@ -33,42 +32,11 @@ from kjbod.errors import UserError
 from kjbod.planner.engine import Engine
 from kjbod.planner.kernels import DIRECTORY, SHED
 from kjbod.planner.leaders import balance_leaders
-from kjbod.planner.tables import NO_RACK, UNPLACED, ClusterTables
+from kjbod.planner.request import Goal, PlanRequest, RackMode
+from kjbod.planner.tables import BROKER_CHOOSES, NO_RACK, UNKNOWN_DIR, ClusterTables
 
 # A broker's bytes are balanced within this fraction of its target.
 BYTE_TOLERANCE = 0.05
-
-
-class Goal(str, Enum):
-    BALANCE = "balance"
-    ADD_BROKERS = "add-brokers"
-    REMOVE_BROKERS = "remove-brokers"
-    DRAIN_DIRS = "drain-dirs"
-    FIX_OFFLINE = "fix-offline"
-    REBALANCE_DISKS = "rebalance-disks"
-
-
-class RackMode(str, Enum):
-    STRICT = "strict"
-    EVEN = "even"
-
-
-@dataclass(frozen=True)
-class PlanRequest:
-    goal: Goal
-    brokers: tuple[int, ...] = ()  # add-brokers / remove-brokers
-    dirs: tuple[tuple[int, str], ...] = ()  # drain-dirs: (broker id, path or directory id)
-    rack_mode: RackMode = RackMode.STRICT
-    max_moves: int | None = None
-    max_bytes: int | None = None
-    exclude_topics: str | None = None
-    exclude_brokers: tuple[int, ...] = ()
-    capacity_threshold: float = 0.8
-    seed: int = 0
-    # Balance bands: replica counts within this fraction of the target, directory usage within
-    # this many points (of capacity) of the broker's mean.
-    count_tolerance: float = 0.005
-    disk_band: float = 0.05
 
 
 @dataclass
@@ -76,7 +44,9 @@ class Plan:
     tables: ClusterTables
     request: PlanRequest
     new_broker: np.ndarray  # per replica
-    new_dir: np.ndarray  # per replica (UNPLACED: left to the broker)
+    # Per replica: BROKER_CHOOSES for one moving to a broker that picks its directory (the plan
+    # found none with room), UNKNOWN_DIR for one that stays in no known directory.
+    new_dir: np.ndarray
     new_pos: np.ndarray  # per replica: its position in the new replica list
     # Partitions whose rack rule cannot be met, with the reason.
     unsatisfiable: dict[int, str] = field(default_factory=dict)
@@ -104,7 +74,7 @@ class Plan:
     @property
     def intra_moved(self) -> np.ndarray:
         t = self.tables
-        return (~self.inter_moved) & (t.rep_dir != UNPLACED) & (self.new_dir != t.rep_dir) & (self.new_dir != UNPLACED)
+        return (~self.inter_moved) & (t.rep_dir >= 0) & (self.new_dir >= 0) & (self.new_dir != t.rep_dir)
 
     @property
     def changed_partitions(self) -> np.ndarray:
@@ -124,7 +94,7 @@ def _resolve_dirs(t: ClusterTables, specs: tuple[tuple[int, str], ...]) -> np.nd
             raise UserError(f"Broker {broker_id} in --dir {broker_id}:{text} is not in the cluster state")
         matches = [
             d for d in np.flatnonzero(t.dir_broker == b)
-            if t.dir_paths[d].rstrip("/") == text.rstrip("/") or t.dir_ids[d] == text
+            if t.dir_labels[d].rstrip("/") == text.rstrip("/") or t.dir_ids[d] == text
         ]
         if not matches:
             raise UserError(f"Broker {broker_id} has no log directory {text} (give its path or directory id)")
@@ -949,7 +919,7 @@ def _phase_directories(
     arrived = new_broker != t.rep_broker
     # Forced off their directory (drained or failed), and still on their broker.
     must_leave_dir = setup.forced & setup.forced_intra_ok & ~arrived
-    rep_dir = np.where(arrived, UNPLACED, t.rep_dir)
+    rep_dir = np.where(arrived, UNKNOWN_DIR, t.rep_dir)
     on_dir = rep_dir >= 0
     dir_has_room = ~setup.draining_dirs & t.dir_online
     place = arrived | must_leave_dir | (on_dir & ~dir_has_room[np.maximum(rep_dir, 0)] & setup.movable)
@@ -966,7 +936,7 @@ def _phase_directories(
             "rep": rows.astype(np.int64),
             "group": new_broker[rows].astype(np.int32),
             "size": t.rep_size[rows],
-            "dir": np.where(place[rows], UNPLACED, rep_dir[rows]).astype(np.int32),
+            "dir": np.where(place[rows], UNKNOWN_DIR, rep_dir[rows]).astype(np.int32),
             # Any replica may change directory: a leader stays the leader on its broker.
             "movable": ~setup.excluded[rows] & ~kept_frozen[rows],
             "place": place[rows],
@@ -986,12 +956,13 @@ def _phase_directories(
 
     def finish() -> None:
         changes = pending.result()
-        new_dir = np.where(arrived, UNPLACED, t.rep_dir).astype(np.int32)
+        new_dir = np.where(arrived, UNKNOWN_DIR, t.rep_dir).astype(np.int32)
         if not changes.empty:
             _apply_directory_events(t, changes, arrived, new_dir, budget)
-        unplaced = arrived & (new_dir == UNPLACED)
+        unplaced = arrived & (new_dir == UNKNOWN_DIR)
         if unplaced.any():
             result.notes.append(f"{int(unplaced.sum())} moved replica(s) have no directory with room; the broker will choose")
+            new_dir[unplaced] = BROKER_CHOOSES
         result.new_dir = new_dir
 
     return finish

@@ -3,14 +3,77 @@ that had to move. Also the plan itself as Kafka's reassignment JSON."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from kjbod.common.json_text import camel_json
 from kjbod.planner.core import BYTE_TOLERANCE as BYTE_BAND
 from kjbod.planner.core import Goal, Plan, rack_violations
-from kjbod.planner.tables import UNPLACED, ClusterTables
+from kjbod.planner.tables import ClusterTables
+
+
+@dataclass(frozen=True)
+class Spreads:
+    """How far a placement is from balance (see Balance.spreads)."""
+
+    replicas_max_deviation_percent: float
+    leaders_max_deviation_percent: float
+    # The same in leaders: the furthest any broker is from the mean.
+    leaders_max_deviation: float
+    bytes_max_deviation_percent: float
+    replicas_min: int
+    replicas_max: int
+    # None when no directory's capacity is known: usage cannot be told.
+    directory_usage_max_points_from_broker_mean: float | None
+    directory_usage_max_percent: float | None
+    rack_violations: int
+
+    def to_json(self) -> dict[str, Any]:
+        return camel_json(self)
+
+
+@dataclass(frozen=True)
+class BrokerFigures:
+    broker: int
+    rack: str | None
+    replicas_before: int
+    replicas_after: int
+    replicas_target: int | None
+    leaders_before: int
+    leaders_after: int
+    bytes_before: int
+    bytes_after: int
+    bytes_target: int | None
+    usage_percent_before: float | None
+    usage_percent_after: float | None
+
+
+@dataclass(frozen=True)
+class DirectoryFigures:
+    broker: int
+    path: str
+    directory_id: str
+    state: str  # online, cordoned, draining or offline
+    capacity_bytes: int | None
+    replicas_before: int
+    replicas_after: int
+    leaders_before: int
+    leaders_after: int
+    bytes_before: int
+    bytes_after: int
+    usage_percent_before: float | None
+    usage_percent_after: float | None
+
+
+@dataclass(frozen=True)
+class Unsatisfiable:
+    """A partition whose rack rule or capacity threshold cannot be met, and why."""
+
+    topic: str
+    partition: int
+    reason: str
 
 
 @dataclass
@@ -28,7 +91,7 @@ class Balance:
     def spreads(
         self, t: ClusterTables, brokers: np.ndarray, kept_dirs: np.ndarray, replica_share: np.ndarray, byte_share: np.ndarray,
         leader_brokers: np.ndarray | None = None,
-    ) -> dict[str, Any]:
+    ) -> Spreads:
         """Spreads over the brokers that hold load (each broker's deviation from its share of
         the total: the plan's targets, which follow capacity for bytes and the rack rule) and,
         for directories, the online ones that stay (a directory being drained is leaving).
@@ -50,19 +113,17 @@ class Balance:
         broker_cap = np.bincount(t.dir_broker[known], weights=dir_capacity[known], minlength=t.broker_count)
         broker_mean = np.divide(broker_used, broker_cap, out=np.zeros(t.broker_count), where=broker_cap > 0)
         points = np.abs(usage - broker_mean[t.dir_broker])[known] * 100
-        return {
-            "replicasMaxDeviationPercent": round(deviation(self.replicas.astype(np.float64), replica_share) * 100, 3),
-            "leadersMaxDeviationPercent": round(deviation(self.leaders.astype(np.float64), over=leaders_over) * 100, 3),
-            # The same in leaders: the furthest any broker is from the mean.
-            "leadersMaxDeviation": round(float(np.max(np.abs(self.leaders[leaders_over] - leader_mean))), 2) if leaders_over.any() else 0.0,
-            "bytesMaxDeviationPercent": round(deviation(self.bytes, byte_share) * 100, 3),
-            "replicasMin": int(self.replicas[brokers].min()) if brokers.any() else 0,
-            "replicasMax": int(self.replicas[brokers].max()) if brokers.any() else 0,
-            # None when no directory's capacity is known: usage cannot be told.
-            "directoryUsageMaxPointsFromBrokerMean": round(float(points.max()), 3) if known.any() else None,
-            "directoryUsageMaxPercent": round(float(usage[known].max()) * 100, 3) if known.any() else None,
-            "rackViolations": self.rack_violations,
-        }
+        return Spreads(
+            replicas_max_deviation_percent=round(deviation(self.replicas.astype(np.float64), replica_share) * 100, 3),
+            leaders_max_deviation_percent=round(deviation(self.leaders.astype(np.float64), over=leaders_over) * 100, 3),
+            leaders_max_deviation=round(float(np.max(np.abs(self.leaders[leaders_over] - leader_mean))), 2) if leaders_over.any() else 0.0,
+            bytes_max_deviation_percent=round(deviation(self.bytes, byte_share) * 100, 3),
+            replicas_min=int(self.replicas[brokers].min()) if brokers.any() else 0,
+            replicas_max=int(self.replicas[brokers].max()) if brokers.any() else 0,
+            directory_usage_max_points_from_broker_mean=round(float(points.max()), 3) if known.any() else None,
+            directory_usage_max_percent=round(float(usage[known].max()) * 100, 3) if known.any() else None,
+            rack_violations=self.rack_violations,
+        )
 
 
 def balance_of(t: ClusterTables, broker: np.ndarray, directory: np.ndarray, position: np.ndarray, plan: Plan) -> Balance:
@@ -142,35 +203,131 @@ def _smallest_sums(broker: np.ndarray, size: np.ndarray, eligible: np.ndarray, k
     return np.bincount(owner[taken], weights=size[order][taken].astype(np.float64), minlength=brokers)
 
 
-@dataclass
+@dataclass(frozen=True)
+class Waves:
+    """A plan split into waves (waves.py): each wave's reassignment, and what the split is."""
+
+    reassignments: tuple[dict[str, Any], ...]
+    lower_bound: int  # no split under these limits has fewer waves
+    max_concurrent_moves_per_broker: int | None
+    wave_size: int | None
+    partitions: tuple[int, ...]  # per wave
+    notes: tuple[str, ...]
+    # The files they were written to, once they are.
+    files: tuple[str, ...] | None = None
+
+    @property
+    def count(self) -> int:
+        return len(self.reassignments)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "count": self.count,
+            "lowerBound": self.lower_bound,
+            "maxConcurrentMovesPerBroker": self.max_concurrent_moves_per_broker,
+            "waveSize": self.wave_size,
+            "partitions": list(self.partitions),
+            "notes": list(self.notes),
+        }
+        if self.files is not None:
+            data["files"] = list(self.files)
+        return data
+
+
+@dataclass(frozen=True)
 class PlanReport:
-    data: dict[str, Any]
+    """What a plan does (the figures of `reassign plan`'s report), and the plan itself."""
+
+    goal: str
+    engine: str  # the engine that ran, as the report names it ("local", "spark (local[*])")
+    engine_reason: str  # why it was chosen
+    seconds: float
+    brokers: int
+    directories: int
+    partitions: int
+    replicas: int
+    partitions_changed: int
+    replicas_moved_between_brokers: int
+    replicas_moved_between_directories: int
+    bytes_moved_between_brokers: int
+    bytes_moved_between_directories: int
+    bytes_moved: int
+    lower_bound_bytes: int
+    moved_over_lower_bound: float | None
+    preferred_leaders_changed: int
+    partitions_reordered_only: int
+    before: Spreads
+    after: Spreads
+    notes: tuple[str, ...]
+    per_broker: tuple[BrokerFigures, ...]
+    per_directory: tuple[DirectoryFigures, ...]
+    # Directories that stay, with a known capacity, by usage in 10-point bins (the last is 90%+).
+    usage_histogram_before: tuple[int, ...]
+    usage_histogram_after: tuple[int, ...]
+    unsatisfiable: tuple[Unsatisfiable, ...]
+    # The plan as Kafka's reassignment JSON, and as ordered waves when asked for.
     reassignment: dict[str, Any]
-    unsatisfiable: list[dict[str, Any]] = field(default_factory=list)
-    # The plan as ordered waves (each a reassignment), when asked for.
-    waves: list[dict[str, Any]] | None = None
+    waves: Waves | None = None
 
+    def to_json(self) -> dict[str, Any]:
+        """The report's JSON document (the plan itself is not in it)."""
+        data: dict[str, Any] = {
+            "goal": self.goal,
+            "engine": self.engine,
+            "engineReason": self.engine_reason,
+            "seconds": self.seconds,
+            "brokers": self.brokers,
+            "directories": self.directories,
+            "partitions": self.partitions,
+            "replicas": self.replicas,
+            "partitionsChanged": self.partitions_changed,
+            "replicasMovedBetweenBrokers": self.replicas_moved_between_brokers,
+            "replicasMovedBetweenDirectories": self.replicas_moved_between_directories,
+            "bytesMovedBetweenBrokers": self.bytes_moved_between_brokers,
+            "bytesMovedBetweenDirectories": self.bytes_moved_between_directories,
+            "bytesMoved": self.bytes_moved,
+            "lowerBoundBytes": self.lower_bound_bytes,
+            "movedOverLowerBound": self.moved_over_lower_bound,
+            "preferredLeadersChanged": self.preferred_leaders_changed,
+            "partitionsReorderedOnly": self.partitions_reordered_only,
+            "before": self.before.to_json(),
+            "after": self.after.to_json(),
+            "notes": list(self.notes),
+            "perBroker": [camel_json(row) for row in self.per_broker],
+            "perDirectory": [camel_json(row) for row in self.per_directory],
+            "directoryUsageHistogram": {"before": list(self.usage_histogram_before), "after": list(self.usage_histogram_after)},
+            "unsatisfiable": [camel_json(item) for item in self.unsatisfiable],
+        }
+        if self.waves is not None:
+            data["waves"] = self.waves.to_json()
+        return data
 
-def add_waves(plan_report: PlanReport, plan: Plan, *, per_broker: int | None, size: int | None) -> None:
-    """Split the plan into waves (waves.py) and add them, and what they are, to the report."""
-    from kjbod.planner.waves import split_into_waves
+    def with_waves(self, plan: Plan, *, per_broker: int | None, size: int | None) -> PlanReport:
+        """This report with the plan split into waves (waves.py)."""
+        from kjbod.planner.waves import split_into_waves
 
-    split = split_into_waves(plan, per_broker=per_broker, size=size, threshold=plan.request.capacity_threshold)
-    # The whole plan's entries, once; each wave takes its own (partitions of a wave are changed
-    # partitions, in table order, as the entries are).
-    changed = plan.changed_partitions
-    entries = plan_report.reassignment["partitions"]
-    plan_report.waves = [
-        {"version": 1, "partitions": [entries[i] for i in np.searchsorted(changed, partitions).tolist()]} for partitions in split.partitions
-    ]
-    plan_report.data["waves"] = {
-        "count": len(split.partitions),
-        "lowerBound": split.lower_bound,
-        "maxConcurrentMovesPerBroker": per_broker,
-        "waveSize": size,
-        "partitions": [len(partitions) for partitions in split.partitions],
-        "notes": split.notes,
-    }
+        split = split_into_waves(plan, per_broker=per_broker, size=size, threshold=plan.request.capacity_threshold)
+        # The whole plan's entries, once; each wave takes its own (partitions of a wave are changed
+        # partitions, in table order, as the entries are).
+        changed = plan.changed_partitions
+        entries = self.reassignment["partitions"]
+        waves = Waves(
+            reassignments=tuple(
+                {"version": 1, "partitions": [entries[i] for i in np.searchsorted(changed, partitions).tolist()]}
+                for partitions in split.partitions
+            ),
+            lower_bound=split.lower_bound,
+            max_concurrent_moves_per_broker=per_broker,
+            wave_size=size,
+            partitions=tuple(len(partitions) for partitions in split.partitions),
+            notes=tuple(split.notes),
+        )
+        return replace(self, waves=waves)
+
+    def with_wave_files(self, files: list[str]) -> PlanReport:
+        """This report once its waves are written to `files`."""
+        assert self.waves is not None
+        return replace(self, waves=replace(self.waves, files=tuple(files)))
 
 
 def report(plan: Plan, seconds: float, engine: str, engine_reason: str = "") -> PlanReport:
@@ -193,38 +350,37 @@ def report(plan: Plan, seconds: float, engine: str, engine_reason: str = "") -> 
     preferred_before_by_part = np.empty(len(t.part_id), dtype=np.int64)
     preferred_before_by_part[t.rep_part[t.rep_pos == 0]] = preferred_before
     leaders_changed = int(np.count_nonzero(preferred_after != preferred_before_by_part))
-    data: dict[str, Any] = {
-        "goal": plan.request.goal.value,
-        "engine": engine,
-        "engineReason": engine_reason,
-        "seconds": round(seconds, 2),
-        "brokers": int(brokers.sum()),
-        "directories": int(t.dir_online.sum()),
-        "partitions": len(t.part_id),
-        "replicas": t.replica_count,
-        "partitionsChanged": len(changed),
-        "replicasMovedBetweenBrokers": int(inter.sum()),
-        "replicasMovedBetweenDirectories": int(intra.sum()),
-        "bytesMovedBetweenBrokers": int(size[inter].sum()),
-        "bytesMovedBetweenDirectories": int(size[intra].sum()),
-        "bytesMoved": moved_bytes,
-        "lowerBoundBytes": bound,
-        "movedOverLowerBound": round(moved_bytes / bound, 3) if bound else (1.0 if moved_bytes == 0 else None),
-        "preferredLeadersChanged": leaders_changed,
-        "partitionsReorderedOnly": int(plan.leaders_reordered_only),
-        "before": before.spreads(t, brokers, kept_dirs, replica_share, byte_share, plan.leader_holders),
-        "after": after.spreads(t, brokers, kept_dirs, replica_share, byte_share, plan.leader_holders),
-        "notes": list(plan.notes),
-        "perBroker": _per_broker(t, before, after, plan),
-        "perDirectory": _per_directory(t, before, after, plan),
-        "directoryUsageHistogram": {"before": _histogram(t, before, kept_dirs), "after": _histogram(t, after, kept_dirs)},
-    }
-    unsatisfiable = [
-        {"topic": t.topics[t.part_topic[p]], "partition": int(t.part_id[p]), "reason": reason}
-        for p, reason in sorted(plan.unsatisfiable.items())
-    ]
-    data["unsatisfiable"] = unsatisfiable
-    return PlanReport(data, reassignment_json(plan), unsatisfiable)
+    return PlanReport(
+        goal=plan.request.goal.value,
+        engine=engine,
+        engine_reason=engine_reason,
+        seconds=round(seconds, 2),
+        brokers=int(brokers.sum()),
+        directories=int(t.dir_online.sum()),
+        partitions=len(t.part_id),
+        replicas=t.replica_count,
+        partitions_changed=len(changed),
+        replicas_moved_between_brokers=int(inter.sum()),
+        replicas_moved_between_directories=int(intra.sum()),
+        bytes_moved_between_brokers=int(size[inter].sum()),
+        bytes_moved_between_directories=int(size[intra].sum()),
+        bytes_moved=moved_bytes,
+        lower_bound_bytes=bound,
+        moved_over_lower_bound=round(moved_bytes / bound, 3) if bound else (1.0 if moved_bytes == 0 else None),
+        preferred_leaders_changed=leaders_changed,
+        partitions_reordered_only=int(plan.leaders_reordered_only),
+        before=before.spreads(t, brokers, kept_dirs, replica_share, byte_share, plan.leader_holders),
+        after=after.spreads(t, brokers, kept_dirs, replica_share, byte_share, plan.leader_holders),
+        notes=tuple(plan.notes),
+        per_broker=_per_broker(t, before, after, plan),
+        per_directory=_per_directory(t, before, after, plan),
+        usage_histogram_before=_histogram(t, before, kept_dirs),
+        usage_histogram_after=_histogram(t, after, kept_dirs),
+        unsatisfiable=tuple(
+            Unsatisfiable(t.topics[t.part_topic[p]], int(t.part_id[p]), reason) for p, reason in sorted(plan.unsatisfiable.items())
+        ),
+        reassignment=reassignment_json(plan),
+    )
 
 
 def _shares(targets: np.ndarray, brokers: np.ndarray) -> np.ndarray:
@@ -232,62 +388,61 @@ def _shares(targets: np.ndarray, brokers: np.ndarray) -> np.ndarray:
     return values / values.sum() if values.sum() > 0 else np.full(len(values), 1.0 / max(len(values), 1))
 
 
-def _per_broker(t: ClusterTables, before: Balance, after: Balance, plan: Plan) -> list[dict[str, Any]]:
+def _per_broker(t: ClusterTables, before: Balance, after: Balance, plan: Plan) -> tuple[BrokerFigures, ...]:
     capacity = t.broker_capacity
     holders = plan.holders
-    rows = []
-    for b in range(t.broker_count):
-        rows.append(
-            {
-                "broker": int(t.broker_ids[b]),
-                "rack": t.racks[t.broker_rack[b]] if t.broker_rack[b] >= 0 else None,
-                "replicasBefore": int(before.replicas[b]),
-                "replicasAfter": int(after.replicas[b]),
-                "replicasTarget": int(plan.count_target[b]) if holders[b] else None,
-                "leadersBefore": int(before.leaders[b]),
-                "leadersAfter": int(after.leaders[b]),
-                "bytesBefore": int(before.bytes[b]),
-                "bytesAfter": int(after.bytes[b]),
-                "bytesTarget": int(plan.byte_target[b]) if holders[b] else None,
-                "usagePercentBefore": round(float(before.bytes[b]) / capacity[b] * 100, 2) if capacity[b] else None,
-                "usagePercentAfter": round(float(after.bytes[b]) / capacity[b] * 100, 2) if capacity[b] else None,
-            }
+    return tuple(
+        BrokerFigures(
+            broker=int(t.broker_ids[b]),
+            rack=t.racks[t.broker_rack[b]] if t.broker_rack[b] >= 0 else None,
+            replicas_before=int(before.replicas[b]),
+            replicas_after=int(after.replicas[b]),
+            replicas_target=int(plan.count_target[b]) if holders[b] else None,
+            leaders_before=int(before.leaders[b]),
+            leaders_after=int(after.leaders[b]),
+            bytes_before=int(before.bytes[b]),
+            bytes_after=int(after.bytes[b]),
+            bytes_target=int(plan.byte_target[b]) if holders[b] else None,
+            usage_percent_before=round(float(before.bytes[b]) / capacity[b] * 100, 2) if capacity[b] else None,
+            usage_percent_after=round(float(after.bytes[b]) / capacity[b] * 100, 2) if capacity[b] else None,
         )
-    return rows
+        for b in range(t.broker_count)
+    )
 
 
-def _per_directory(t: ClusterTables, before: Balance, after: Balance, plan: Plan) -> list[dict[str, Any]]:
+def _per_directory(t: ClusterTables, before: Balance, after: Balance, plan: Plan) -> tuple[DirectoryFigures, ...]:
     capacity = t.dir_capacity
-    rows = []
-    for d in range(len(t.dir_ids)):
-        state = "offline" if not t.dir_online[d] else "draining" if plan.draining_dirs[d] else "cordoned" if t.dir_cordoned[d] else "online"
-        rows.append(
-            {
-                "broker": int(t.broker_ids[t.dir_broker[d]]),
-                "path": t.dir_paths[d],
-                "directoryId": t.dir_ids[d],
-                "state": state,
-                "capacityBytes": int(capacity[d]) or None,
-                "replicasBefore": int(before.dir_replicas[d]),
-                "replicasAfter": int(after.dir_replicas[d]),
-                "leadersBefore": int(before.dir_leaders[d]),
-                "leadersAfter": int(after.dir_leaders[d]),
-                "bytesBefore": int(before.dir_bytes[d]),
-                "bytesAfter": int(after.dir_bytes[d]),
-                "usagePercentBefore": round(float(before.dir_bytes[d]) / capacity[d] * 100, 2) if capacity[d] else None,
-                "usagePercentAfter": round(float(after.dir_bytes[d]) / capacity[d] * 100, 2) if capacity[d] else None,
-            }
+
+    def state(d: int) -> str:
+        return "offline" if not t.dir_online[d] else "draining" if plan.draining_dirs[d] else "cordoned" if t.dir_cordoned[d] else "online"
+
+    return tuple(
+        DirectoryFigures(
+            broker=int(t.broker_ids[t.dir_broker[d]]),
+            path=t.dir_labels[d],
+            directory_id=t.dir_ids[d],
+            state=state(d),
+            capacity_bytes=int(capacity[d]) or None,
+            replicas_before=int(before.dir_replicas[d]),
+            replicas_after=int(after.dir_replicas[d]),
+            leaders_before=int(before.dir_leaders[d]),
+            leaders_after=int(after.dir_leaders[d]),
+            bytes_before=int(before.dir_bytes[d]),
+            bytes_after=int(after.dir_bytes[d]),
+            usage_percent_before=round(float(before.dir_bytes[d]) / capacity[d] * 100, 2) if capacity[d] else None,
+            usage_percent_after=round(float(after.dir_bytes[d]) / capacity[d] * 100, 2) if capacity[d] else None,
         )
-    return rows
+        for d in range(len(t.dir_ids))
+    )
 
 
-def _histogram(t: ClusterTables, balance: Balance, kept_dirs: np.ndarray) -> list[int]:
+def _histogram(t: ClusterTables, balance: Balance, kept_dirs: np.ndarray) -> tuple[int, ...]:
     """Directories that stay, with a known capacity, by usage in 10-point bins (the last is 90%+)."""
     capacity = t.dir_capacity.astype(np.float64)
     known = kept_dirs & (capacity > 0)
     usage = balance.dir_bytes[known] / capacity[known]
     bins = np.minimum((usage * 10).astype(np.int64), 9)
-    return np.bincount(bins, minlength=10).tolist()
+    return tuple(np.bincount(bins, minlength=10).tolist())
 
 
 def reassignment_json(plan: Plan, partitions: np.ndarray | None = None) -> dict[str, Any]:
@@ -299,9 +454,9 @@ def reassignment_json(plan: Plan, partitions: np.ndarray | None = None) -> dict[
     changed = plan.changed_partitions if partitions is None else np.sort(np.intersect1d(partitions, plan.changed_partitions))
     rows = np.flatnonzero(np.isin(t.rep_part, changed))
     rows = rows[np.lexsort((plan.new_pos[rows], t.rep_part[rows]))]
-    moved = (plan.inter_moved | plan.intra_moved)[rows] & (plan.new_dir[rows] != UNPLACED)
+    moved = (plan.inter_moved | plan.intra_moved)[rows] & (plan.new_dir[rows] >= 0)
     brokers = t.broker_ids[plan.new_broker[rows]].tolist()
-    paths = np.array(t.dir_paths, dtype=object)
+    paths = np.array(t.dir_labels, dtype=object)
     dirs = np.where(moved, paths[np.maximum(plan.new_dir[rows], 0)], "any").tolist()
     bounds = np.r_[0, np.cumsum(np.diff(t.part_offsets)[changed])].tolist()
     topics = t.topics

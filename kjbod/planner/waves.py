@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kjbod.planner.core import Plan
-from kjbod.planner.tables import UNPLACED
 
 
 # (directory, bytes) a partition's moves add to or free from directories.
@@ -43,29 +42,8 @@ def split_into_waves(plan: Plan, *, per_broker: int | None, size: int | None, th
     if size is not None and size < 1:
         raise ValueError("size must be at least 1")
     changed = plan.changed_partitions
-    inter = plan.inter_moved
-    intra = plan.intra_moved
     per_broker = per_broker or np.iinfo(np.int32).max
-    # The moves of each changed partition: (broker taking part) and (directory, bytes) deltas.
-    moving = inter | intra
-    rows = np.flatnonzero(moving & np.isin(t.rep_part, changed))
-    part_of_row = t.rep_part[rows]
-    brokers_of: dict[int, list[int]] = {}
-    for r, p in zip(rows.tolist(), part_of_row.tolist()):
-        involved = brokers_of.setdefault(p, [])
-        if inter[r]:
-            involved += [int(t.rep_broker[r]), int(plan.new_broker[r])]
-        else:
-            involved.append(int(t.rep_broker[r]))
-    adds: dict[int, list[tuple[int, float]]] = {}
-    frees: dict[int, list[tuple[int, float]]] = {}
-    size_of = t.rep_size
-    for r, p in zip(rows.tolist(), part_of_row.tolist()):
-        target, source = int(plan.new_dir[r]), int(t.rep_dir[r])
-        if target != UNPLACED:
-            adds.setdefault(p, []).append((target, float(size_of[r])))
-        if source >= 0 and (inter[r] or target != UNPLACED):
-            frees.setdefault(p, []).append((source, float(size_of[r])))
+    brokers_of, adds, frees = _moves_of(plan, changed)
     capacity = t.dir_capacity.astype(np.float64)
     limit = np.where(capacity > 0, capacity * threshold, np.inf).tolist()
     on_dir = t.rep_dir >= 0
@@ -163,18 +141,49 @@ def split_into_waves(plan: Plan, *, per_broker: int | None, size: int | None, th
     # Partitions that only change order (preferred leaders) move no data: they go last.
     reordered = np.setdiff1d(changed, np.array(sorted(brokers_of), dtype=np.int64))
     if len(reordered):
-        if not waves:
-            waves.append(np.zeros(0, dtype=np.int64))
-        room = (size - len(waves[-1])) if size is not None else len(reordered)
-        waves[-1] = np.sort(np.concatenate([waves[-1], reordered[:room]]))
-        rest = reordered[room:]
-        while len(rest):
-            assert size is not None
-            waves.append(rest[:size])
-            rest = rest[size:]
+        _append_reordered(waves, reordered, size)
         if size is not None:
             lower_bound = max(lower_bound, -(-len(changed) // size))
     return Waves(waves, lower_bound, notes)
+
+
+def _moves_of(plan: Plan, changed: np.ndarray) -> tuple[dict[int, list[int]], dict[int, list[tuple[int, float]]], dict[int, list[tuple[int, float]]]]:
+    """The moves of each changed partition that moves data: the brokers taking part (a replica
+    moving between brokers counts for both, one between directories for its broker), and the
+    (directory, bytes) its moves add to and free from directories."""
+    t = plan.tables
+    inter = plan.inter_moved
+    rows = np.flatnonzero((inter | plan.intra_moved) & np.isin(t.rep_part, changed))
+    brokers_of: dict[int, list[int]] = {}
+    adds: dict[int, list[tuple[int, float]]] = {}
+    frees: dict[int, list[tuple[int, float]]] = {}
+    size_of = t.rep_size
+    for r, p in zip(rows.tolist(), t.rep_part[rows].tolist()):
+        involved = brokers_of.setdefault(p, [])
+        if inter[r]:
+            involved += [int(t.rep_broker[r]), int(plan.new_broker[r])]
+        else:
+            involved.append(int(t.rep_broker[r]))
+        target, source = int(plan.new_dir[r]), int(t.rep_dir[r])
+        if target >= 0:
+            adds.setdefault(p, []).append((target, float(size_of[r])))
+        if source >= 0 and (inter[r] or target >= 0):
+            frees.setdefault(p, []).append((source, float(size_of[r])))
+    return brokers_of, adds, frees
+
+
+def _append_reordered(waves: list[np.ndarray], reordered: np.ndarray, size: int | None) -> None:
+    """Partitions that only change order, after the others: the last wave's room first, then
+    waves of their own (of at most `size`)."""
+    if not waves:
+        waves.append(np.zeros(0, dtype=np.int64))
+    room = (size - len(waves[-1])) if size is not None else len(reordered)
+    waves[-1] = np.sort(np.concatenate([waves[-1], reordered[:room]]))
+    rest = reordered[room:]
+    while len(rest):
+        assert size is not None
+        waves.append(rest[:size])
+        rest = rest[size:]
 
 
 def _full_broker(brokers: list[int], load: list[int], per_broker: int) -> int:

@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 from kjbod.common.kafka_configs import (
     FOLLOWER_THROTTLED_RATE,
@@ -40,7 +41,8 @@ from kjbod.common.kafka_configs import (
     LOG_DIRS_THROTTLED_RATE,
 )
 from kjbod.common.kafka_uuid import DirectoryId
-from kjbod.image import Image, PartitionRegistration, TopicImage, replay_all
+from kjbod.controller.working import WorkingImage
+from kjbod.image import Image, PartitionRegistration, TopicImage
 from kjbod.records import (
     CONFIG_RESOURCE_BROKER,
     CONFIG_RESOURCE_TOPIC,
@@ -99,6 +101,22 @@ class Copy:
             return 0
         return math.ceil(Fraction(self.remaining * 1000) / self.rate)
 
+    def to_json(self, directory: str) -> dict[str, Any]:
+        """The copy in `clock show|advance` and `reassign verify` JSON; `directory` is the
+        copy's directory as the command names it."""
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "broker": self.broker,
+            "kind": "future" if self.future else "follower",
+            "source": self.source,
+            "directory": directory,
+            "copiedBytes": self.copied,
+            "totalBytes": self.total,
+            "bytesPerSecond": float(self.rate),
+            "blocked": self.blocked,
+        }
+
 
 @dataclass(frozen=True)
 class CopyCompletion:
@@ -145,6 +163,17 @@ class Simulation:
     @property
     def reassignments_completed(self) -> tuple[PartitionKey, ...]:
         return tuple((c.topic_id, c.partition) for c in self.completions if c.reassignment_completed)
+
+    def finish_times(self) -> dict[tuple[str, int] | tuple[str, int, int], int]:
+        """When the run completed each reassignment, (topic name, partition) -> time, and each
+        move between directories, (topic name, partition, broker) -> time."""
+        done: dict[tuple[str, int] | tuple[str, int, int], int] = {}
+        for event in self.completions:
+            if event.reassignment_completed:
+                done[(event.topic, event.partition)] = event.time_ms
+            if event.future:
+                done[(event.topic, event.partition, event.broker)] = event.time_ms
+        return done
 
 
 # Configs ---------------------------------------------------------------------------------------
@@ -623,18 +652,18 @@ def copies(
 
 @dataclass
 class _Run:
-    image: Image
+    # The run's records so far: every request the run makes (a leader's AlterPartition, a
+    # broker's AssignReplicasToDirs) is handled against the state the ones before it leave.
+    work: WorkingImage
     now_ms: int
-    records: list[Record] = field(default_factory=list)
     completions: list[CopyCompletion] = field(default_factory=list)
     progress: dict[CopyKey, int] = field(default_factory=dict)
     failed: dict[CopyKey, str] = field(default_factory=dict)
     placed: list[tuple[str, int, int, str]] = field(default_factory=list)
 
-    def apply(self, records: list[Record]) -> None:
-        if records:
-            self.records.extend(records)
-            self.image = replay_all(self.image, records)
+    @property
+    def image(self) -> Image:
+        return self.work.image
 
 
 def simulate(image: Image, duration_ms: int | None = None, *, horizon_ms: int = HORIZON_MS) -> Simulation:
@@ -645,7 +674,7 @@ def simulate(image: Image, duration_ms: int | None = None, *, horizon_ms: int = 
         raise ValueError("duration_ms must not be negative")
     start = image.time_ms
     end = start + (horizon_ms if duration_ms is None else duration_ms)
-    run = _Run(image, start)
+    run = _Run(WorkingImage(image), start)
     partitions = candidate_partitions(image)
     _place_new_replicas(run, partitions)
     engine = _Engine(run.image, partitions, run.progress, run.failed)
@@ -673,7 +702,7 @@ def simulate(image: Image, duration_ms: int | None = None, *, horizon_ms: int = 
     engine.update_rates()
     remaining = engine.copies()
     engine.sync()
-    records = run.records + _progress_records(run)
+    records = [*run.work.records, *_progress_records(run)]
     if run.now_ms != start:
         records.append(KjbodClockRecord(time_ms=run.now_ms))
     return Simulation(start, run.now_ms, tuple(records), tuple(run.completions), tuple(remaining), idle, tuple(run.placed))
@@ -698,8 +727,7 @@ def _place_new_replicas(run: _Run, partitions: list[PartitionKey]) -> None:
     if not brokers or mv is None or not mv.directory_assignment_supported:
         return
     for broker_id in sorted(brokers):
-        result = ReplicationControl(run.image).auto_assign_dirs(broker_id)
-        run.apply(list(result.records))
+        result = ReplicationControl(run.image).auto_assign_dirs(broker_id, work=run.work)
         run.placed.extend(
             (r.topic, r.partition, broker_id, r.directory) for r in result.response.results if r.succeeded
         )
@@ -722,44 +750,41 @@ def _complete(run: _Run, due: list[_CopyInfo]) -> set[PartitionKey]:
     for c in due:
         if not c.future:
             followers.setdefault((c.topic_id, c.partition), []).append(c)
-    if followers:
-        before = run.image
-        records: list[Record] = []
-        done: list[_CopyInfo] = []
-        for (topic_id, partition_id), caught_up in followers.items():
-            topic = before.topics.get(topic_id)
-            p = topic.partitions[partition_id]  # type: ignore[union-attr]
-            joining = {c.broker for c in caught_up}
-            request = AlterPartitionRequest(
-                broker_id=p.leader, topic_id=topic_id, partition=partition_id, leader_epoch=p.leader_epoch,
-                partition_epoch=p.partition_epoch, new_isr=p.isr + tuple(r for r in p.replicas if r in joining),
-            )
-            try:
-                result = ReplicationControl(before).alter_partition(request)
-                error = result.response.error
-            except ControllerApiError as exc:
-                result, error = None, exc.api_error.error
-            if result is None or error not in (Errors.NONE, Errors.NEW_LEADER_ELECTED):
-                for c in caught_up:
-                    run.failed[c.key] = f"the leader's AlterPartition failed with {error.name}"
-                continue
+    work = run.work
+    # Each leader's AlterPartition changes its own partition only: all of them are built against
+    # the image as this step found it, and `built_at` checks that none changed what another did.
+    image, built_at = work.image, len(work)
+    for (topic_id, partition_id), caught_up in followers.items():
+        topic = image.topics.get(topic_id)
+        p = topic.partitions[partition_id]  # type: ignore[union-attr]
+        joining = {c.broker for c in caught_up}
+        request = AlterPartitionRequest(
+            broker_id=p.leader, topic_id=topic_id, partition=partition_id, leader_epoch=p.leader_epoch,
+            partition_epoch=p.partition_epoch, new_isr=p.isr + tuple(r for r in p.replicas if r in joining),
+        )
+        try:
+            result = ReplicationControl(image).alter_partition(request)
+            error = result.response.error
+        except ControllerApiError as exc:
+            result, error = None, exc.api_error.error
+        if result is None or error not in (Errors.NONE, Errors.NEW_LEADER_ELECTED):
             for c in caught_up:
-                if (partition_id, c.broker, False) in topic.replica_logs:  # type: ignore[union-attr]
-                    records.append(KjbodReplicaLogRecord(topic_id=topic_id, partition_id=partition_id, broker_id=c.broker, size_bytes=None))
-                run.progress.pop(c.key, None)
-                done.append(c)
-            records.extend(result.records)
-        run.apply(records)
-        credited: set[PartitionKey] = set()
-        for c in done:
-            key = (c.topic_id, c.partition)
-            was = before.topics.partition(*key)
-            now = run.image.topics.partition(*key)
-            # Only one copy of a partition is credited with completing its reassignment.
-            completed = bool(was and was.is_reassigning and now is not None and not now.is_reassigning) and key not in credited
-            if completed:
-                credited.add(key)
+                run.failed[c.key] = f"the leader's AlterPartition failed with {error.name}"
+            continue
+        logs_gone = [
+            KjbodReplicaLogRecord(topic_id=topic_id, partition_id=partition_id, broker_id=c.broker, size_bytes=None)
+            for c in caught_up
+            if (partition_id, c.broker, False) in topic.replica_logs  # type: ignore[union-attr]
+        ]
+        work.extend([*logs_gone, *result.records], built_at=built_at)
+        for c in caught_up:
+            run.progress.pop(c.key, None)
+        now = work.partition(topic_id, partition_id)
+        # One copy of a partition is credited with completing its reassignment.
+        completed = p.is_reassigning and now is not None and not now.is_reassigning
+        for c in caught_up:
             run.completions.append(CopyCompletion(run.now_ms, c.topic_id, c.topic, c.partition, c.broker, False, c.directory, completed))
+            completed = False
 
     by_broker: dict[int, list[_CopyInfo]] = {}
     for c in due:
@@ -767,30 +792,28 @@ def _complete(run: _Run, due: list[_CopyInfo]) -> set[PartitionKey]:
         # A completed reassignment may have taken the replica, and its future replica, away.
         if c.future and topic is not None and topic.future_replica(c.partition, c.broker) is not None:
             by_broker.setdefault(c.broker, []).append(c)
-    records = []
+    # A broker's AssignReplicasToDirs changes partitions another broker's may change too: each is
+    # handled against the state the ones before it leave.
     for broker_id, caught_up in sorted(by_broker.items()):
+        image = work.image
         assignments = [DirectoryAssignment(c.topic_id, c.partition, c.directory) for c in caught_up]
         try:
-            result = ReplicationControl(run.image).assign_replicas_to_dirs(broker_id, assignments)
+            result = ReplicationControl(image).assign_replicas_to_dirs(broker_id, assignments, work=work)
         except ControllerApiError as exc:
             for c in caught_up:
                 run.failed[c.key] = f"AssignReplicasToDirs failed with {exc.api_error.error.name}"
             continue
-        records.extend(result.records)
         for c, item in zip(caught_up, result.response.results):
             if not item.succeeded:
                 run.failed[c.key] = f"AssignReplicasToDirs failed with {item.error.name}"
                 continue
             # Promotion: the future replica becomes the replica; its entry goes, and so does what
             # was recorded of the log it replaces (the promoted log is a complete copy).
-            records.append(
-                KjbodReplicaLogRecord(topic_id=c.topic_id, partition_id=c.partition, broker_id=broker_id, future=True, size_bytes=None)
-            )
-            if (c.partition, broker_id, False) in run.image.topics.get(c.topic_id).replica_logs:  # type: ignore[union-attr]
-                records.append(KjbodReplicaLogRecord(topic_id=c.topic_id, partition_id=c.partition, broker_id=broker_id, size_bytes=None))
+            work.append(KjbodReplicaLogRecord(topic_id=c.topic_id, partition_id=c.partition, broker_id=broker_id, future=True, size_bytes=None))
+            if (c.partition, broker_id, False) in image.topics.get(c.topic_id).replica_logs:  # type: ignore[union-attr]
+                work.append(KjbodReplicaLogRecord(topic_id=c.topic_id, partition_id=c.partition, broker_id=broker_id, size_bytes=None))
             run.progress.pop(c.key, None)
             run.completions.append(CopyCompletion(run.now_ms, c.topic_id, c.topic, c.partition, broker_id, True, c.directory))
-    run.apply(records)
     return touched
 
 

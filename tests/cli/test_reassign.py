@@ -477,6 +477,72 @@ def test_kip113_moves_within_then_across_brokers_with_throttles(jbod: Cli, state
     assert configs(state_dir) == {} and read_image(state_dir).topics.by_name["t"].replica_logs == {}
 
 
+def test_the_kip113_story_moves_every_replica_of_a_partition_at_once(cli: Cli, tmp_path: Path) -> None:
+    """Issue 26, as a new user tries KIP-113's system test: 3 brokers with 2 directories each,
+    test_topic on [1,2], [2,3], [3,1] in the first directories, every replica moved to the second
+    directory of its broker. The six copies complete in the same clock step; each broker's
+    AssignReplicasToDirs is handled against the state the ones before it leave, so none of them
+    puts another broker's replica back in its old directory."""
+    state = tmp_path / "state"
+    brokers = {"brokers": [
+        {"id": b, "rack": f"r{b}", "log_dirs": [{"path": f"/data/b{b}/d{d}", "capacity_bytes": 100 * GIB} for d in (1, 2)]} for b in (1, 2, 3)
+    ]}
+    replicas = {0: [1, 2], 1: [2, 3], 2: [3, 1]}
+    assignment = {"version": 1, "partitions": [
+        {"topic": "test_topic", "partition": p, "replicas": r, "log_dirs": [f"/data/b{b}/d1" for b in r]} for p, r in replicas.items()
+    ]}
+    hosted = {b: [f"test_topic-{p}" for p, r in replicas.items() if b in r] for b in (1, 2, 3)}
+    log_dirs = {"brokers": [
+        {"broker": b, "logDirs": [
+            {"partitions": [{"partition": name, "size": GIB, "offsetLag": 0, "isFuture": False} for name in hosted[b]], "error": None, "logDir": f"/data/b{b}/d1"},
+            {"partitions": [], "error": None, "logDir": f"/data/b{b}/d2"},
+        ]} for b in (1, 2, 3)
+    ], "version": 1}
+    saved = "Querying brokers for log directories information\nReceived log directory information from brokers 1,2,3\n" + json.dumps(log_dirs) + "\n"
+    imported = cli("import", "cluster", "--brokers", write(tmp_path, "brokers.json", brokers), "--assignment", write(tmp_path, "assignment.json", assignment),
+                   "--log-dirs", write(tmp_path, "log-dirs.txt", saved), state=state)
+    assert imported.exit_code == 0, imported.stderr
+    move = plan(tmp_path, *[("test_topic", p, r, [f"/data/b{b}/d2" for b in r]) for p, r in replicas.items()], name="move.json")
+    executed = cli("reassign", "execute", "--reassignment-json-file", move, state=state)
+    assert lines(executed)[-6:] == [
+        "Successfully started moving log directory to /data/b1/d2 for replica test_topic-0 with broker 1 ",
+        "Successfully started moving log directory to /data/b1/d2 for replica test_topic-2 with broker 1 ",
+        "Successfully started moving log directory to /data/b2/d2 for replica test_topic-0 with broker 2 ",
+        "Successfully started moving log directory to /data/b2/d2 for replica test_topic-1 with broker 2 ",
+        "Successfully started moving log directory to /data/b3/d2 for replica test_topic-1 with broker 3 ",
+        "Successfully started moving log directory to /data/b3/d2 for replica test_topic-2 with broker 3 ",
+    ]
+    # Each broker copies two 1 GiB replicas at its 200 MiB/s alter-log-dirs rate: 10.24 s, all six at once.
+    assert lines(cli("clock", "advance", "--until-idle", state=state)) == [
+        "Advanced the clock by 10.240s to 10.240s. 6 copies completed; 6 replicas promoted in a new log directory."
+    ]
+    assert lines(cli("reassign", "verify", "--reassignment-json-file", move, state=state)) == [
+        "Status of partition reassignment:",
+        "Reassignment of partition test_topic-0 is completed.",
+        "Reassignment of partition test_topic-1 is completed.",
+        "Reassignment of partition test_topic-2 is completed.",
+        "Reassignment of replica test_topic-0-1 completed successfully.",
+        "Reassignment of replica test_topic-2-1 completed successfully.",
+        "Reassignment of replica test_topic-0-2 completed successfully.",
+        "Reassignment of replica test_topic-1-2 completed successfully.",
+        "Reassignment of replica test_topic-1-3 completed successfully.",
+        "Reassignment of replica test_topic-2-3 completed successfully.",
+        "Clearing broker-level throttles on brokers 1,2,3",
+        "Clearing topic-level throttles on topic test_topic",
+    ]
+    described = cli("log-dirs", "describe", "--broker-list", "1,2,3", state=state)
+    assert lines(described)[:2] == ["Querying brokers for log directories information", "Received log directory information from brokers 1,2,3"]
+    assert json.loads(lines(described)[2]) == {"brokers": [
+        {"broker": b, "logDirs": [
+            {"partitions": [], "error": None, "logDir": f"/data/b{b}/d1"},
+            {"partitions": [{"partition": name, "size": GIB, "offsetLag": 0, "isFuture": False} for name in hosted[b]], "error": None, "logDir": f"/data/b{b}/d2"},
+        ]} for b in (1, 2, 3)
+    ], "version": 1}
+    image = read_image(state)
+    for p, registration in image.topics.by_name["test_topic"].partitions.items():
+        assert [image.cluster.path_of(b, d) for b, d in zip(registration.replicas, registration.directories)] == [f"/data/b{b}/d2" for b in replicas[p]]
+
+
 def test_verify_json_says_whether_the_whole_file_is_done(jbod: Cli, tmp_path: Path) -> None:
     moves = plan(tmp_path, ("t", 0, [1], ["/data/b1/d2"]), ("t", 1, [3], ["any"]), name="moves.json")
     assert jbod("reassign", "execute", "--reassignment-json-file", moves).exit_code == 0

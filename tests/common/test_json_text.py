@@ -30,3 +30,17 @@ def test_a_document_with_a_float_or_a_non_string_key_is_not_plain() -> None:
     assert _plain({"a": ["x", 1, True, None], "b": {"c": ()}})
     assert not _plain({"a": [1, 2.5]})
     assert not _plain({1: "a"})
+
+
+def test_a_dataclass_becomes_its_fields_in_order_named_in_camel_case() -> None:
+    from dataclasses import dataclass
+
+    from kjbod.common.json_text import camel_json
+
+    @dataclass
+    class Row:
+        broker: int
+        bytes_moved_between_brokers: int
+        usage_percent: float | None
+
+    assert list(camel_json(Row(1, 2, None)).items()) == [("broker", 1), ("bytesMovedBetweenBrokers", 2), ("usagePercent", None)]

@@ -228,10 +228,10 @@ def test_any_sequence_of_targets_then_catching_up_ends_on_the_last_target(target
 # AlterReplicaLogDirs ------------------------------------------------------------------------------
 
 
-def jbod_cluster():
-    image, dirs = with_brokers(bootstrap(), 3, dirs_each=2)
+def jbod_cluster(brokers: int = 3):  # noqa: ANN201
+    image, dirs = with_brokers(bootstrap(), brokers, dirs_each=2)
     image = with_topic(image, "t", assignment=((1, 2), (2, 3)))
-    for broker in (1, 2, 3):
+    for broker in range(1, brokers + 1):
         # Each broker places its new replicas: the first directory by path, then the least loaded.
         image = apply(image, Controller(image).replication.auto_assign_dirs(broker))
     return image, dirs
@@ -264,6 +264,19 @@ def test_a_replica_without_a_directory_is_created_in_place() -> None:
     result = move(image, ("t", 0, 3, dirs[3][1]))
     assert result.response[0].action == "assigned"
     assert partition(replay_all(image, result.records), "t").directory(3) == dirs[3][1]
+
+
+def test_new_replicas_of_one_partition_on_two_brokers_each_keep_the_directory_they_were_given() -> None:
+    """Issue 26's audit: the brokers' AssignReplicasToDirs run one after another, each against
+    the state the one before leaves. Built from the same state, broker 4's put broker 3's new
+    replica back to UNASSIGNED."""
+    image, dirs = jbod_cluster(brokers=4)
+    image = replay_all(image, reassign(image, ("t", 0, (3, 4))).records)
+    assert partition(image, "t").directory(3) == partition(image, "t").directory(4) == DirectoryId.UNASSIGNED
+    result = move(image, ("t", 0, 3, dirs[3][1]), ("t", 0, 4, dirs[4][1]))
+    assert [r.action for r in result.response] == ["assigned", "assigned"]
+    after = partition(replay_all(image, result.records), "t")
+    assert (after.directory(3), after.directory(4)) == (dirs[3][1], dirs[4][1])
 
 
 def test_refused_moves() -> None:

@@ -238,6 +238,45 @@ def test_a_failed_leader_directory_with_no_other_isr_member_leaves_the_partition
     assert result.response.impact[0].went_offline
 
 
+def test_a_directory_reported_offline_by_a_broker_being_unfenced_leads_nothing() -> None:
+    """Issue 26's audit: `broker fail-dir` on a fenced broker unfences it and reports the
+    directory offline in one heartbeat. Unfencing makes it the leader of its leaderless
+    partitions; the offline directory must take those in it away again, so the directory
+    change is built against the state the unfencing leaves (built from the state before the
+    heartbeat, as Kafka does, it changed nothing: a leader in an offline directory)."""
+    image, dirs = with_brokers(bootstrap(), 2, dirs_each=2)
+    image = with_topic(image, "t", partitions=2, rf=1, assignment=((1,), (1,)))
+    image = apply(image, Controller(image).replication.assign_replicas_to_dirs(1, [DirectoryAssignment("t", 0, dirs[1][0]), DirectoryAssignment("t", 1, dirs[1][1])]))
+    image = apply(image, Controller(image).replication.fence_broker(1))
+    topic_id, partitions = topic_partitions(image, "t")
+    assert all((p.leader, p.isr) == (-1, (1,)) for p in partitions.values())
+    result = heartbeat(image, 1, offline_log_dirs=(dirs[1][0],))
+    assert (result.response.previous_state, result.response.state) == (BrokerState.FENCED, BrokerState.UNFENCED)
+    after = apply(image, result)
+    assert after.cluster.brokers[1].directories == (dirs[1][1],)
+    assert after.topics.partition(topic_id, 0).leader == -1  # in the failed directory: no leader
+    assert after.topics.partition(topic_id, 1).leader == 1  # in the directory still online: leads
+    assert [(i.partition, i.leader_after) for i in result.response.impact] == [(0, -1), (1, 1)]
+
+
+def test_a_broker_fenced_and_failing_a_directory_in_one_heartbeat_changes_each_partition_once() -> None:
+    """Issue 26's audit: the offline directory's ISR changes are built against the state the
+    fencing leaves, so a partition the fencing already took the broker out of is not changed
+    (and its leader epoch bumped) a second time. Kafka builds both from the state before the
+    heartbeat and writes the same change twice."""
+    image, dirs = with_brokers(bootstrap(), 3, dirs_each=2)
+    image = with_topic(image, "t", partitions=4, rf=3)
+    for broker in (1, 2, 3):
+        image = apply(image, Controller(image).replication.auto_assign_dirs(broker))
+    result = heartbeat(image, 1, want_fence=True, offline_log_dirs=(dirs[1][0],))
+    changed = [(r.topic_id, r.partition_id) for r in result.records if isinstance(r, PartitionChangeRecord)]
+    assert len(changed) == 4 and len(set(changed)) == 4
+    after = apply(image, result)
+    topic_id, partitions = topic_partitions(after, "t")
+    assert all(1 not in p.isr and p.leader != 1 for p in partitions.values())
+    assert after.cluster.brokers[1].fenced and after.cluster.brokers[1].directories == (dirs[1][1],)
+
+
 def test_when_every_directory_fails_the_registration_keeps_listing_them() -> None:
     image, dirs = with_brokers(bootstrap(), 1, dirs_each=2)
     image = with_topic(image, "t", partitions=2, rf=1)

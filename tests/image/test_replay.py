@@ -237,3 +237,15 @@ def test_replica_logs_follow_their_partition() -> None:
     assert not gone.topics.by_id[T].replica_logs
     with pytest.raises(ReplayError, match="on broker 9, which is not a replica"):
         replay_all(image, [KjbodReplicaLogRecord(topic_id=T, partition_id=0, broker_id=9, size_bytes=1)])
+
+
+def test_a_delta_reads_a_partition_as_its_records_leave_it_before_it_is_applied() -> None:
+    base = replay_all(EMPTY_IMAGE, topic_with_partition())
+    delta = Delta(base)
+    assert delta.partition(T, 0) == base.topics.partition(T, 0)  # nothing replayed: the base's
+    delta.replay(PartitionChangeRecord(topic_id=T, partition_id=0, directories=(D2, D2, D3)), base.next_offset)
+    assert delta.partition(T, 0).directories == (D2, D2, D3)
+    assert delta.partition(T, 1) is None and delta.partition("AAAAAAAAAAAAAAAAAAAAAA", 0) is None
+    delta.replay(RemoveTopicRecord(topic_id=T), base.next_offset + 1)
+    assert delta.partition(T, 0) is None
+    assert base.topics.partition(T, 0).directories == (D1, D2, D3)  # the base is untouched

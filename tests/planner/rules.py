@@ -7,7 +7,7 @@ import math
 import re
 
 from kjbod.planner.core import Goal, Plan, PlanRequest
-from kjbod.planner.tables import UNPLACED, ClusterTables
+from kjbod.planner.tables import ClusterTables
 
 
 def _rows(t: ClusterTables, partition: int) -> range:
@@ -25,7 +25,7 @@ def hard_rule_violations(t: ClusterTables, plan: Plan) -> list[str]:
         d
         for d in range(len(t.dir_ids))
         for broker_id, text in request.dirs
-        if broker_ids[t.dir_broker[d]] == broker_id and text.rstrip("/") in (t.dir_paths[d].rstrip("/"), t.dir_ids[d])
+        if broker_ids[t.dir_broker[d]] == broker_id and text.rstrip("/") in (t.dir_labels[d].rstrip("/"), t.dir_ids[d])
     }
     size = [int(s) for s in t.rep_size]
     moves = 0
@@ -87,11 +87,11 @@ def hard_rule_violations(t: ClusterTables, plan: Plan) -> list[str]:
                     problems.append(f"{name}: a leader moved although the goal does not move leaders")
             if inter or intra:
                 d = int(plan.new_dir[r])
-                if d != UNPLACED:
+                if d >= 0:
                     if int(t.dir_broker[d]) != target:
                         problems.append(f"{name}: target directory is not on the target broker")
                     if not t.dir_online[d] or t.dir_cordoned[d] or d in draining:
-                        problems.append(f"{name}: replica placed in a directory that may not receive ({t.dir_paths[d]})")
+                        problems.append(f"{name}: replica placed in a directory that may not receive ({t.dir_labels[d]})")
         isr = sum(1 for r in rows if t.rep_in_sync[r])
         if in_sync_leaving > max(isr - int(t.part_min_isr[p]), 0) and not forced_leaving:
             problems.append(f"{name}: {in_sync_leaving} in-sync replicas leave at once (min.insync.replicas {t.part_min_isr[p]})")
@@ -99,7 +99,7 @@ def hard_rule_violations(t: ClusterTables, plan: Plan) -> list[str]:
     for d in range(len(t.dir_ids)):
         capacity = int(t.dir_capacity[d])
         if capacity > 0 and usage_after[d] > usage_before[d] and usage_after[d] > capacity * request.capacity_threshold:
-            problems.append(f"directory {t.dir_paths[d]} of broker {broker_ids[t.dir_broker[d]]} filled past the threshold")
+            problems.append(f"directory {t.dir_labels[d]} of broker {broker_ids[t.dir_broker[d]]} filled past the threshold")
     if request.max_moves is not None and moves > request.max_moves:
         problems.append(f"{moves} moves, more than --max-moves {request.max_moves}")
     if request.max_bytes is not None and moved_bytes > request.max_bytes:

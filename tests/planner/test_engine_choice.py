@@ -132,3 +132,53 @@ def test_the_planners_lazy_names_are_its_public_names_and_all_load() -> None:
     assert planner.__all__ == sorted(planner._EXPORTS)
     for name in planner.__all__:
         assert getattr(planner, name) is getattr(importlib.import_module(planner._EXPORTS[name]), name)
+
+
+class _Starter:
+    """Stands in for a SparkStarter: records whether the session was thrown away."""
+
+    discarded = False
+
+    def discard(self) -> None:
+        self.discarded = True
+
+    def raise_if_failed(self) -> None:
+        pass
+
+
+def test_the_planner_engine_owns_a_session_it_started_and_discards_it_unless_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kjbod.planner import Engine, EngineOptions, PlannerEngine, run
+
+    started: list[_Starter] = []
+
+    def start(self: PlannerEngine) -> _Starter:
+        if self._spark is None:
+            started.append(_Starter())
+            self._spark = started[-1]
+        return self._spark
+
+    monkeypatch.setattr(run.PlannerEngine, "_start", start)
+    # A large state on disk: auto starts Spark before loading it; a small cluster then runs locally.
+    with PlannerEngine(EngineOptions(Engine.AUTO, spark_master="spark://h:7077")) as engine:
+        engine.warm_up(state_bytes=10)
+        assert len(started) == 1 and not started[0].discarded
+        runner, label, _ = engine.open(replicas=10)
+        runner.close()
+        assert label == "spark (spark://h:7077)"  # a master was given: Spark, the session used
+    assert not started[0].discarded
+    with PlannerEngine(EngineOptions(Engine.LOCAL)) as engine:
+        engine.warm_up(state_bytes=10**12)
+        assert len(started) == 1  # never for the local engine
+    with PlannerEngine(EngineOptions(Engine.SPARK)) as engine:
+        engine.warm_up(state_bytes=0)
+    assert started[1].discarded  # started, then the run ended before planning (the state did not load)
+
+
+def test_engine_options_refuse_spark_settings_for_the_local_engine() -> None:
+    from kjbod.planner import Engine, EngineOptions
+
+    with pytest.raises(UserError, match="--spark-master runs the Spark engine"):
+        EngineOptions.parse(Engine.LOCAL, "local[2]", [])
+    with pytest.raises(UserError, match="--spark-conf is for the Spark engine"):
+        EngineOptions.parse(Engine.LOCAL, None, ["not a setting"])  # refused before it is read
+    assert EngineOptions.parse(Engine.AUTO, None, ["spark.executor.memory=4g"]).spark_conf == {"spark.executor.memory": "4g"}

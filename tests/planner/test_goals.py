@@ -34,15 +34,15 @@ def counts(t: ClusterTables, brokers: np.ndarray) -> dict[int, int]:
 def test_balance_evens_out_replicas_leaders_bytes_and_disks() -> None:
     image = skewed_cluster(brokers=9, racks=3, dirs=3, topics=6, partitions=30, crowded=5)
     t, result = run(image, PlanRequest(Goal.BALANCE))
-    data = report(result, 0.0, "local").data
-    before, after = data["before"], data["after"]
-    assert before["replicasMin"] == 0  # four brokers start empty
-    assert 59 <= after["replicasMin"] <= after["replicasMax"] <= 61  # 540 replicas over 9 brokers, band +-1
-    assert after["leadersMaxDeviationPercent"] <= 5.0  # 180 leaders over 9 brokers: within 1 of 20
-    assert after["bytesMaxDeviationPercent"] < before["bytesMaxDeviationPercent"] / 4
-    assert after["directoryUsageMaxPointsFromBrokerMean"] <= 5.0
-    assert after["rackViolations"] == 0
-    assert data["movedOverLowerBound"] <= 1.3
+    figures = report(result, 0.0, "local")
+    before, after = figures.before, figures.after
+    assert before.replicas_min == 0  # four brokers start empty
+    assert 59 <= after.replicas_min <= after.replicas_max <= 61  # 540 replicas over 9 brokers, band +-1
+    assert after.leaders_max_deviation_percent <= 5.0  # 180 leaders over 9 brokers: within 1 of 20
+    assert after.bytes_max_deviation_percent < before.bytes_max_deviation_percent / 4
+    assert after.directory_usage_max_points_from_broker_mean <= 5.0
+    assert after.rack_violations == 0
+    assert figures.moved_over_lower_bound <= 1.3
     # Every replica that moves has an explicit directory on its new broker.
     moved = result.inter_moved
     assert (result.new_dir[moved] >= 0).all()
@@ -75,7 +75,7 @@ def test_drain_dirs_keeps_replicas_on_their_broker_when_it_has_room() -> None:
     t = build_tables(image)
     broker = 1
     drained = int(np.flatnonzero(t.dir_broker == t.broker_index[broker])[0])
-    _, result = run(image, PlanRequest(Goal.DRAIN_DIRS, dirs=((broker, t.dir_paths[drained]),)))
+    _, result = run(image, PlanRequest(Goal.DRAIN_DIRS, dirs=((broker, t.dir_labels[drained]),)))
     on_drained = t.rep_dir == drained
     assert on_drained.any()
     assert not result.inter_moved.any()  # the broker's other disks had room
@@ -83,11 +83,11 @@ def test_drain_dirs_keeps_replicas_on_their_broker_when_it_has_room() -> None:
     assert np.array_equal(result.intra_moved, on_drained)
     # The drained directory is leaving: the report shows it emptied, and leaves it out of the
     # directory spreads and the chart.
-    data = report(result, 0.0, "local").data
-    row = next(r for r in data["perDirectory"] if r["directoryId"] == t.dir_ids[drained])
-    assert (row["state"], row["replicasAfter"], row["bytesAfter"]) == ("draining", 0, 0)
-    assert row["replicasBefore"] == int(on_drained.sum())
-    assert sum(data["directoryUsageHistogram"]["after"]) == int(t.dir_online.sum()) - 1
+    figures = report(result, 0.0, "local")
+    row = next(r for r in figures.per_directory if r.directory_id == t.dir_ids[drained])
+    assert (row.state, row.replicas_after, row.bytes_after) == ("draining", 0, 0)
+    assert row.replicas_before == int(on_drained.sum())
+    assert sum(figures.usage_histogram_after) == int(t.dir_online.sum()) - 1
 
 
 def test_drain_dirs_moves_to_other_brokers_when_the_broker_is_full() -> None:
@@ -124,9 +124,9 @@ def test_rebalance_disks_moves_nothing_between_brokers() -> None:
     t, result = run(image, PlanRequest(Goal.REBALANCE_DISKS))
     assert not result.inter_moved.any()
     assert result.intra_moved.any()
-    data = report(result, 0.0, "local").data
-    assert data["after"]["directoryUsageMaxPointsFromBrokerMean"] <= 5.0
-    assert data["before"]["directoryUsageMaxPointsFromBrokerMean"] > 5.0
+    figures = report(result, 0.0, "local")
+    assert figures.after.directory_usage_max_points_from_broker_mean <= 5.0
+    assert figures.before.directory_usage_max_points_from_broker_mean > 5.0
 
 
 def test_budgets_cap_moves_and_bytes() -> None:

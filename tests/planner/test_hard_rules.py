@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from kjbod.errors import UserError
 from kjbod.planner.core import Goal, PlanRequest, RackMode, plan
 from kjbod.planner.engine import LocalEngine
-from kjbod.planner.tables import UNPLACED, ClusterTables
+from kjbod.image.cluster_columns import ClusterColumns
+from kjbod.image.columns import PartitionTable
+from kjbod.planner.tables import UNKNOWN_DIR, ClusterTables
 from kjbod.planner.tables import build_tables
 from tests.planner.clusters import skewed_cluster
 from tests.planner.rules import hard_rule_violations
@@ -44,7 +46,7 @@ def clusters(draw: st.DrawFn) -> ClusterTables:
         for b in replicas:
             choices = [int(d) for d in np.flatnonzero(dir_broker == b)]
             rep_broker.append(b)
-            rep_dir.append(draw(st.sampled_from([*choices, UNPLACED])))
+            rep_dir.append(draw(st.sampled_from([*choices, UNKNOWN_DIR])))
             in_sync.append(draw(st.integers(0, 4)) > 0)
         offsets.append(len(rep_broker))
         part_size.append(draw(st.integers(0, 30)) * GB)
@@ -53,18 +55,23 @@ def clusters(draw: st.DrawFn) -> ClusterTables:
     offsets_array = np.array(offsets, dtype=np.int64)
     counts = np.diff(offsets_array)
     rep_broker_array = np.array(rep_broker, dtype=np.int32)
-    return ClusterTables(
+    cluster = ClusterColumns(
         broker_ids=np.arange(1, brokers + 1, dtype=np.int32),
+        broker_registered=registered,
+        broker_fenced=registered & ~active,
+        broker_shutting_down=np.zeros(brokers, dtype=bool),
         broker_rack=broker_rack,
         racks=[f"r{i}" for i in range(len(used_racks))],
-        broker_registered=registered,
-        broker_active=active,
         dir_broker=dir_broker,
         dir_ids=[f"dir{d}" for d in range(n_dirs)],
         dir_paths=[f"/data/{d % dirs_per_broker}" for d in range(n_dirs)],
         dir_capacity=capacity,
         dir_online=online,
         dir_cordoned=cordoned,
+        table=PartitionTable.from_topics([]),
+    )
+    return ClusterTables(
+        cluster=cluster,
         topics=["a", "b", "c"],
         topic_ids=["ta", "tb", "tc"],
         part_topic=np.array(topics, dtype=np.int32),
@@ -93,7 +100,7 @@ def requests(draw: st.DrawFn, t: ClusterTables) -> PlanRequest:
         brokers = tuple(draw(st.lists(st.sampled_from(ids), min_size=1, max_size=2, unique=True)))
     if goal is Goal.DRAIN_DIRS:
         picks = draw(st.lists(st.integers(0, len(t.dir_ids) - 1), min_size=1, max_size=3, unique=True))
-        dirs = tuple((ids[t.dir_broker[d]], t.dir_paths[d] if draw(st.booleans()) else t.dir_ids[d]) for d in picks)
+        dirs = tuple((ids[t.dir_broker[d]], t.dir_labels[d] if draw(st.booleans()) else t.dir_ids[d]) for d in picks)
     return PlanRequest(
         goal=goal,
         brokers=brokers,

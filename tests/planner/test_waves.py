@@ -12,7 +12,9 @@ from kjbod.errors import UserError
 from kjbod.planner.core import Goal, Plan, PlanRequest, plan
 from kjbod.planner.engine import LocalEngine
 from kjbod.planner.report import reassignment_json
-from kjbod.planner.tables import UNPLACED, ClusterTables, build_tables
+from kjbod.image.cluster_columns import NO_RACK, ClusterColumns
+from kjbod.image.columns import PartitionTable
+from kjbod.planner.tables import ClusterTables, build_tables
 from kjbod.planner.waves import split_into_waves
 from tests.planner.clusters import skewed_cluster
 from tests.planner.test_hard_rules import clusters, requests
@@ -37,13 +39,13 @@ def replay(t: ClusterTables, result: Plan, waves: list[np.ndarray], per_broker: 
                 if source != target:
                     moves[source] = moves.get(source, 0) + 1
                     moves[target] = moves.get(target, 0) + 1
-                elif old_dir >= 0 and new_dir != UNPLACED and new_dir != old_dir:
+                elif old_dir >= 0 and new_dir >= 0 and new_dir != old_dir:
                     moves[source] = moves.get(source, 0) + 1
                 else:
                     continue
                 if old_dir >= 0:
                     usage[old_dir] -= float(t.rep_size[r])
-                if new_dir != UNPLACED:
+                if new_dir >= 0:
                     usage[new_dir] += float(t.rep_size[r])
                     added.add(new_dir)
         if per_broker is not None and len(wave) > 1:
@@ -95,18 +97,23 @@ def hand_made(sizes: list[int], replicas: list[tuple[int, int]], capacity: int) 
     partitions = len(sizes)
     offsets = np.arange(partitions + 1, dtype=np.int64)
     broker = np.array([b for b, _ in replicas], dtype=np.int32)
-    return ClusterTables(
+    cluster = ClusterColumns(
         broker_ids=np.array([1, 2], dtype=np.int32),
-        broker_rack=np.array([-1, -1], dtype=np.int32),
-        racks=[],
         broker_registered=np.ones(2, dtype=bool),
-        broker_active=np.ones(2, dtype=bool),
+        broker_fenced=np.zeros(2, dtype=bool),
+        broker_shutting_down=np.zeros(2, dtype=bool),
+        broker_rack=np.array([NO_RACK, NO_RACK], dtype=np.int32),
+        racks=[],
         dir_broker=np.array([0, 1], dtype=np.int32),
         dir_ids=["d1", "d2"],
         dir_paths=["/data", "/data"],
         dir_capacity=np.array([capacity, capacity], dtype=np.int64),
         dir_online=np.ones(2, dtype=bool),
         dir_cordoned=np.zeros(2, dtype=bool),
+        table=PartitionTable.from_topics([]),
+    )
+    return ClusterTables(
+        cluster=cluster,
         topics=["t"],
         topic_ids=["tid"],
         part_topic=np.zeros(partitions, dtype=np.int32),

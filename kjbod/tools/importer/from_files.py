@@ -557,6 +557,25 @@ class ImportSummary:
     snapshot: str | None = None
     cluster_id: str | None = None
 
+    def lines(self) -> list[str]:
+        """The summary an operator reads."""
+        offline = f" ({self.offline_directories} offline)" if self.offline_directories else ""
+        lines = [
+            f"Imported {self.brokers} broker(s) with {self.directories} log directories{offline}, {self.topics} topic(s) "
+            f"and {self.partitions} partition(s) ({self.replicas} replicas) into {self.state} at metadata.version {self.metadata_version}.",
+            f"Sizes known for {self.sized_partitions} partition(s); {self.replica_logs} replica(s) lagging or partial; "
+            f"{self.future_replicas} future replica(s).",
+        ]
+        if self.offline_replicas:
+            lines.append(f"{self.offline_replicas} replica(s) are in offline directories and out of their ISR.")
+        if self.unassigned_replicas:
+            lines.append(
+                f"{self.unassigned_replicas} replica(s) have no log directory yet (UNASSIGNED): give their paths in the "
+                "assignment's log_dirs or in --log-dirs output, or run `kjbod assign-dirs --broker N --auto`."
+            )
+        lines.append(f"Wrote {self.records} records and a snapshot.")
+        return lines
+
     def to_json(self) -> dict[str, Any]:
         return {
             "state": self.state,

@@ -102,6 +102,55 @@ class SnapshotImportSummary:
     quorum_leader: int | None = None
     records: int = 0
     snapshot: str | None = None  # the new state's snapshot
+    # What the import read besides the snapshot: the log after it, kafka-log-dirs output.
+    from_log: bool = False
+    with_log_dirs: bool = False
+
+    def lines(self) -> list[str]:
+        """The summary an operator reads (the warnings go before it, on stderr)."""
+        offline = f" ({self.offline_directories} offline)" if self.offline_directories else ""
+        reassigning = f", {self.reassigning_partitions} being reassigned" if self.reassigning_partitions else ""
+        source = f"Read {self.snapshot_records} records from the snapshot {self.source_snapshot}"
+        if self.from_log:
+            source += f" and {self.log_records} from {self.log_segments} log segment(s) after it"
+        lines = [
+            f"Imported {self.brokers} broker(s) with {self.directories} log directories{offline}, {self.topics} topic(s) "
+            f"and {self.partitions} partition(s) ({self.replicas} replicas{reassigning}) into {self.state} "
+            f"at metadata.version {self.metadata_version}.",
+            source + ".",
+        ]
+        if self.torn_batch:
+            lines.append(f"Ignored a torn last batch of the log (an interrupted write): {self.torn_batch}.")
+        if self.dropped_in_transactions or self.open_transaction:
+            still_open = " (a transaction still open at the end of the log)" if self.open_transaction else ""
+            lines.append(f"Left out {self.dropped_in_transactions} record(s) of aborted metadata transactions{still_open}.")
+        if self.not_modelled:
+            counted = ", ".join(f"{name} {count}" for name, count in self.not_modelled.items())
+            lines.append(f"Records kjbod does not model, counted and left out: {counted}.")
+        if self.with_log_dirs:
+            lines.append(
+                f"Joined {self.joined_directories} of {self.directories} log directories to their paths through the kafka-log-dirs output."
+            )
+        unjoined = directories_by_broker(self)
+        if unjoined:
+            named = "; ".join(f"broker {broker}: {', '.join(ids)}" for broker, ids in sorted(unjoined.items()))
+            kept = "y keeps its id as its path" if len(self.unjoined_directories) == 1 else "ies keep their id as their path"
+            lines.append(f"{len(self.unjoined_directories)} log director{kept}: {named}.")
+        if self.unjoined_paths:
+            lines.append(f"Paths in the kafka-log-dirs output no directory id was found for (empty or failed): {'; '.join(self.unjoined_paths)}.")
+        if self.with_log_dirs:
+            lines.append(
+                f"Sizes known for {self.sized_partitions} partition(s); {self.replica_logs} replica(s) lagging or partial; "
+                f"{self.future_replicas} future replica(s)."
+            )
+        if self.quorum_leader is not None:
+            voters = ", ".join(str(v["voterId"]) for v in sorted(self.voters, key=lambda v: v["voterId"]))
+            lines.append(
+                f"Controller quorum: voters {voters} (kraft.version {self.kraft_version}); the snapshot does not say which "
+                f"leads, so controller {self.quorum_leader} does here."
+            )
+        lines.append(f"Wrote {self.records} records and a snapshot.")
+        return lines
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -429,6 +478,8 @@ def plan_snapshot_import(request: SnapshotImportRequest, *, progress: Progress =
         warnings=warnings,
         kraft_version=metadata.kraft_version,
         voters=[v.to_json() for v in metadata.voters or ()],
+        from_log=request.metadata_log is not None,
+        with_log_dirs=bool(request.log_dirs_files),
     )
     entries = [*cluster, *metadata.entries, *directory_records, *sizes_entries]
     quorum = _quorum_entries(image, metadata, sum(entry_count(e) for e in entries), summary)

@@ -31,6 +31,31 @@ class LogDirsImport:
     # Log directories whose capacity the output's totalBytes set or changed.
     capacities: int = 0
 
+    def lines(self) -> list[str]:
+        """The summary an operator reads (the warnings go before it, on stderr)."""
+        lines = [
+            f"Loaded {self.files} file(s) covering {self.brokers} broker(s): {self.partition_sizes} partition size(s), "
+            f"{self.replica_logs} lagging or partial replica(s), {self.future_replicas} future replica(s) recorded; "
+            f"{self.removed_entries} outdated entr{'y' if self.removed_entries == 1 else 'ies'} removed."
+        ]
+        if self.capacities:
+            lines.append(
+                f"Recorded the disk size (totalBytes) of {self.capacities} log director{'y' if self.capacities == 1 else 'ies'} as its capacity."
+            )
+        return lines
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "brokers": self.brokers,
+            "partitionSizes": self.partition_sizes,
+            "replicaLogs": self.replica_logs,
+            "futureReplicas": self.future_replicas,
+            "removedEntries": self.removed_entries,
+            "capacities": self.capacities,
+            "warnings": self.warnings,
+        }
+
 
 def state_shape(image: Image, ignored: Mapping[int, frozenset[str]] | None = None) -> ClusterShape:
     """The cluster state as kafka-log-dirs output is matched against it."""

@@ -6,27 +6,17 @@ image and a policy (TOML); every check has a stable id, a severity and the parti
 and directories involved; the report comes as text, JSON or JUnit XML.
 
     report = check_plan(image, text, parse_policy(policy_text), plan_file="plan.json", throttle=50_000_000)
-    render_text(report) / report_json(report) / render_junit(report); report.passed
+    report.lines() / report.to_json() / report.junit(); report.passed
 
 A plan split into waves is checked as a sequence, each wave against the cluster as the waves
-before it leave it: `check_sequence(image, [(file, text), ...], policy)` and the `sequence_*`
-renderers.
+before it leave it: `check_sequence(image, [(file, text), ...], policy)` gives a SequenceReport,
+which answers the same questions (reports.CheckRun). The command itself (files, policy,
+throttles, the report's format and file) is `command.run_check`.
 """
 
-from kjbod.tools.plan_check.model import CHECK_IDS, CHECKS, CheckReport, CheckResult, CheckSpec, Finding, SequenceReport, Severity
+from kjbod.tools.plan_check.model import CHECK_IDS, CHECKS, CheckResult, CheckSpec, Finding, Severity
 from kjbod.tools.plan_check.policy import Policy, default_policy_toml, parse_policy
-from kjbod.tools.plan_check.reports import (
-    failure_message,
-    render_junit,
-    render_sequence_junit,
-    render_sequence_text,
-    render_text,
-    report_json,
-    sequence_failure_message,
-    sequence_json,
-    sequence_summary_line,
-    summary_line,
-)
+from kjbod.tools.plan_check.reports import CheckReport, CheckRun, SequenceReport
 from kjbod.tools.plan_check.runner import check_plan, check_sequence, effective_throttles
 
 __all__ = [
@@ -34,6 +24,7 @@ __all__ = [
     "CHECK_IDS",
     "CheckReport",
     "CheckResult",
+    "CheckRun",
     "CheckSpec",
     "Finding",
     "Policy",
@@ -43,15 +34,5 @@ __all__ = [
     "check_sequence",
     "default_policy_toml",
     "effective_throttles",
-    "failure_message",
     "parse_policy",
-    "render_junit",
-    "render_sequence_junit",
-    "render_sequence_text",
-    "render_text",
-    "report_json",
-    "sequence_failure_message",
-    "sequence_json",
-    "sequence_summary_line",
-    "summary_line",
 ]

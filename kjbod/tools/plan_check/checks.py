@@ -22,6 +22,7 @@ from kjbod.common.units import human_bytes, human_rate
 from kjbod.controller.result import MAX_RECORDS_PER_USER_OP
 from kjbod.errors import UserError
 from kjbod.image import Image
+from kjbod.image.cluster_columns import NO_RACK, ClusterColumns
 from kjbod.image.configs import min_insync
 from kjbod.records import CONFIG_RESOURCE_BROKER, CONFIG_RESOURCE_TOPIC
 from kjbod.tools.plan_check.duration import SIMULATION_BUDGET, Estimate, bandwidth_estimate, simulate_plan, simulation_work
@@ -63,17 +64,21 @@ class Context:
         """(bytes, replicas, bytes added, replicas added) per directory once the plan completes."""
         return placement(self.facts, self.cluster)
 
+    @property
+    def model(self) -> ClusterColumns:
+        return self.cluster.model
+
     @cached_property
     def target_broker_index(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.cluster.broker_index(self.facts.t_broker)
+        return self.cluster.registered_index(self.facts.t_broker)
 
     @cached_property
     def removing(self) -> set[int]:
         return set(self.policy.removing_brokers)
 
     def directory(self, index: int) -> DirectoryRef:
-        c = self.cluster
-        return DirectoryRef(int(c.dir_broker[index]), c.dir_ids[index], c.dir_path[index])
+        model = self.model
+        return DirectoryRef(int(model.dir_broker_ids[index]), model.dir_ids[index], model.dir_paths[index])
 
     def directories(self, indexes: np.ndarray | list[int]) -> tuple[DirectoryRef, ...]:
         refs = {self.directory(int(i)) for i in indexes if int(i) >= 0}
@@ -197,7 +202,7 @@ def check_brokers(ctx: Context) -> Outcome:
             f"Unknown broker id {ids[0]}: no such broker is registered." if len(ids) == 1 else f"Unknown broker ids {truncated(ids)}: not registered."
         ),
     )
-    fenced = registered & cluster.fenced[index]
+    fenced = registered & ctx.model.broker_fenced[index]
     add(
         fenced,
         lambda ids: (
@@ -205,7 +210,7 @@ def check_brokers(ctx: Context) -> Outcome:
             "a replica there cannot catch up, so its reassignment would never complete."
         ),
     )
-    shutting = registered & ~fenced & cluster.shutting_down[index]
+    shutting = registered & ~fenced & ctx.model.broker_shutting_down[index]
     add(
         shutting,
         lambda ids: (
@@ -237,7 +242,7 @@ def check_brokers(ctx: Context) -> Outcome:
 
 
 def check_log_dirs(ctx: Context) -> Outcome:
-    facts, cluster = ctx.facts, ctx.cluster
+    facts, model = ctx.facts, ctx.model
     _, registered = ctx.target_broker_index
     explicit = facts.t_explicit
     moving = facts.t_moving
@@ -256,8 +261,8 @@ def check_log_dirs(ctx: Context) -> Outcome:
         )
     target = np.where(facts.t_dir >= 0, facts.t_dir, 0)
     for mask, why in (
-        (arriving & ~cluster.dir_online[target], "offline"),
-        (arriving & cluster.dir_online[target] & cluster.dir_cordoned[target], "cordoned (it takes no new replicas)"),
+        (arriving & ~model.dir_online[target], "offline"),
+        (arriving & model.dir_online[target] & model.dir_cordoned[target], "cordoned (it takes no new replicas)"),
     ):
         if mask.any():
             dirs = ctx.directories(facts.t_dir[mask])
@@ -271,7 +276,7 @@ def check_log_dirs(ctx: Context) -> Outcome:
                 )
             )
     source = np.where(facts.t_from >= 0, facts.t_from, 0)
-    offline_now = (facts.t_from >= 0) & ~cluster.dir_online[source]
+    offline_now = (facts.t_from >= 0) & ~model.dir_online[source]
     # Completion needs every target replica in the ISR, and a replica on a dead disk never rejoins it.
     staying = ~facts.t_new & ~moving & offline_now & facts.changes_set[facts.t_row] & registered
     if staying.any():
@@ -294,7 +299,7 @@ def check_log_dirs(ctx: Context) -> Outcome:
                 directories=ctx.directories(facts.t_from[stuck]),
             )
         )
-    offline_brokers = set(cluster.dir_broker[~cluster.dir_online].tolist())
+    offline_brokers = set(model.dir_broker_ids[~model.dir_online].tolist())
     blocked = moving & ~stuck & np.isin(facts.t_broker, np.array(sorted(offline_brokers), np.int64))
     if blocked.any():
         ids = sorted(set(facts.t_broker[blocked].tolist()))
@@ -306,8 +311,8 @@ def check_log_dirs(ctx: Context) -> Outcome:
                 brokers=tuple(ids),
             )
         )
-    usable_count = np.bincount(np.searchsorted(cluster.broker_ids, cluster.dir_broker[cluster.usable_dirs()]), minlength=len(cluster.broker_ids))
-    known_count = np.bincount(np.searchsorted(cluster.broker_ids, cluster.dir_broker), minlength=len(cluster.broker_ids))
+    usable_count = np.bincount(model.dir_broker[model.usable_dirs()], minlength=model.broker_count)
+    known_count = np.bincount(model.dir_broker, minlength=model.broker_count)
     index, _ = ctx.target_broker_index
     homeless = (facts.t_dir == BROKER_CHOOSES) & registered
     if homeless.any():
@@ -390,27 +395,28 @@ def _most_per_rack(rows: np.ndarray, racks: np.ndarray, count: int) -> tuple[np.
 
 
 def check_racks(ctx: Context) -> Outcome:
-    facts, cluster = ctx.facts, ctx.cluster
+    facts, model = ctx.facts, ctx.model
     mode = ctx.policy.racks.mode
     if mode == "off":
         return Outcome(skipped='racks.mode is "off"')
-    if all(name == "" for name in cluster.racks):
+    # An empty rack name counts as no rack here.
+    if not any(model.racks):
         return Outcome(skipped="no broker has a rack")
     # A broker without a rack is a rack of its own; an unknown broker too.
-    named = len(cluster.racks)
-    rackless = np.array([cluster.racks[c] == "" for c in cluster.rack.tolist()], bool)
-    per_broker = np.where(rackless, named + np.arange(len(cluster.broker_ids)), cluster.rack)
+    named = len(model.racks)
+    rackless = np.array([c == NO_RACK or model.racks[c] == "" for c in model.broker_rack.tolist()], bool)
+    per_broker = np.where(rackless, named + np.arange(model.broker_count), model.broker_rack)
 
     def racks_of(brokers: np.ndarray) -> np.ndarray:
-        index, registered = cluster.broker_index(brokers)
-        if not len(cluster.broker_ids):
+        index, registered = ctx.cluster.registered_index(brokers)
+        if not model.broker_count:
             return (1 << 31) + brokers
         return np.where(registered, per_broker[index], (1 << 31) + brokers)
 
     def rack_name(code: int) -> str:
-        return cluster.racks[code] if code < named and cluster.racks[code] else "no rack"
+        return model.racks[code] if code < named and model.racks[code] else "no rack"
 
-    eligible = ~cluster.fenced & ~np.isin(cluster.broker_ids, np.array(sorted(ctx.removing), np.int64))
+    eligible = model.broker_registered & ~model.broker_fenced & ~np.isin(model.broker_ids, np.array(sorted(ctx.removing), np.int64))
     available = max(len(set(per_broker[eligible].tolist())), 1)
     most, crowded = _most_per_rack(facts.t_row, racks_of(facts.t_broker), facts.count)
     # As even as the racks allow: one replica per rack while there are enough racks.
@@ -443,10 +449,10 @@ def check_racks(ctx: Context) -> Outcome:
 
 
 def check_capacity(ctx: Context) -> Outcome:
-    facts, cluster = ctx.facts, ctx.cluster
+    facts, model = ctx.facts, ctx.model
     threshold = ctx.policy.limits.capacity_threshold
     used, _, added, added_replicas = ctx.placement
-    capacity = cluster.dir_capacity
+    capacity = model.dir_capacity
     known = capacity > 0
     touched = added_replicas > 0
     fraction = np.where(known, used / np.where(known, capacity, 1), 0.0)
@@ -474,7 +480,7 @@ def check_capacity(ctx: Context) -> Outcome:
             outcome.violations.append(
                 Issue(
                     f"Directory {describe(d)}, above the threshold of {_percent(threshold)}.",
-                    brokers=(int(cluster.dir_broker[d]),),
+                    brokers=(int(model.dir_broker_ids[d]),),
                     directories=(ctx.directory(d),),
                     partitions=_partitions_into(ctx, [d]),
                 )
@@ -512,9 +518,9 @@ def check_capacity(ctx: Context) -> Outcome:
                 directories=dirs,
             )
         )
-    usable = np.bincount(np.searchsorted(cluster.broker_ids, cluster.dir_broker[cluster.usable_dirs()]), minlength=len(cluster.broker_ids))
+    usable = np.bincount(model.dir_broker[model.usable_dirs()], minlength=model.broker_count)
     chooses = facts.t_dir == BROKER_CHOOSES
-    if chooses.any() and len(cluster.broker_ids):
+    if chooses.any() and model.broker_count:
         index, registered = ctx.target_broker_index
         chooses &= registered & (usable[index] > 1)
     if chooses.any():
@@ -577,22 +583,23 @@ def check_min_insync(ctx: Context) -> Outcome:
 def check_concurrent(ctx: Context) -> Outcome:
     facts, cluster = ctx.facts, ctx.cluster
     _, replicas_after, _, _ = ctx.placement
+    model = ctx.model
     before = cluster.broker_replicas()
-    count = len(cluster.broker_ids)
-    leaving, registered_leaving = cluster.broker_index(facts.c_broker[facts.removed])
+    count = model.broker_count
+    leaving, registered_leaving = cluster.registered_index(facts.c_broker[facts.removed])
     removed = np.bincount(leaving[registered_leaving], minlength=count)
     index, registered = ctx.target_broker_index
     added = np.bincount(index[facts.t_new & registered], minlength=count)
     drained_brokers = set(ctx.removing)
-    for position, broker in enumerate(cluster.broker_ids.tolist()):
+    for position, broker in enumerate(model.broker_ids.tolist()):
         if before.get(broker, 0) > 0 and before.get(broker, 0) - removed[position] + added[position] <= 0:
             drained_brokers.add(broker)
     # A directory is being decommissioned when it is cordoned (KIP-858) and the plan empties it.
     drained_dirs = (
-        cluster.dir_cordoned
+        model.dir_cordoned
         & (cluster.replicas > 0)
         & (replicas_after <= 0)
-        & ~np.isin(cluster.dir_broker, np.array(sorted(drained_brokers), np.int64))
+        & ~np.isin(model.dir_broker_ids, np.array(sorted(drained_brokers), np.int64))
     )
     outcome = Outcome(summary="")
     units = len(drained_brokers) + int(drained_dirs.sum())
@@ -911,7 +918,7 @@ def execute_refusal(ctx: Context) -> str | None:
     if facts.unknown_topics or facts.missing_partitions:
         return "some topics or partitions do not exist (see topic.exists)"
     index, registered = ctx.target_broker_index
-    live = registered & ~ctx.cluster.fenced[index] if len(ctx.cluster.broker_ids) else registered
+    live = registered & ~ctx.model.broker_fenced[index] if ctx.model.broker_count else registered
     if not live.all():
         return f"Unknown broker id {int(facts.t_broker[~live][0])} (not registered, or fenced; see broker.eligible)"
     explicit = facts.t_explicit

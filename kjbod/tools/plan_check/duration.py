@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +31,7 @@ from kjbod.common.kafka_configs import (
 )
 from kjbod.common.units import human_rate
 from kjbod.controller import Controller
+from kjbod.simulation.clock import format_duration
 from kjbod.simulation.copy_model import HORIZON_MS, ZERO_RATE, CopySettings, copies, simulate
 from kjbod.errors import UserError
 from kjbod.image import Image, replay_all
@@ -61,7 +63,7 @@ class Blocked:
         where = f"between directories of broker {self.broker}" if self.future else f"to broker {self.broker}"
         return f"{self.partition} {where}: {self.reason}"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"partition": self.partition, "broker": self.broker, "kind": "future" if self.future else "follower", "reason": self.reason}
 
 
@@ -76,6 +78,17 @@ class Estimate:
     bottleneck: str | None = None
     # Copies already in progress that are not the plan's (they share the links).
     other_copies: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "durationMs": self.duration_ms,
+            "duration": None if self.duration_ms is None else format_duration(self.duration_ms),
+            "lowerBound": self.method == "bandwidth",
+            "bottleneck": self.bottleneck,
+            "blocked": [b.to_json() for b in self.blocked],
+            "otherCopiesInProgress": self.other_copies,
+        }
 
 
 def replay_work(image: Image) -> int:
@@ -112,12 +125,7 @@ def simulate_plan(image: Image, plan: ReassignmentPlan, throttle: int, log_dir_t
             pending.add(replica)
     other = sum(1 for c in copies(after) if (c.topic, c.partition) not in pending and (c.topic, c.partition, c.broker) not in pending)
     run = simulate(after, horizon_ms=HORIZON_MS)
-    done: dict[tuple, int] = {}
-    for event in run.completions:
-        if event.reassignment_completed:
-            done[(event.topic, event.partition)] = event.time_ms
-        if event.future:
-            done[(event.topic, event.partition, event.broker)] = event.time_ms
+    done = run.finish_times()
     missing = pending - set(done)
     blocked: list[Blocked] = []
     for c in run.remaining:
@@ -155,10 +163,10 @@ def bandwidth_estimate(
     brokers = facts.t_broker[new]
     leaders = facts.leader[rows]
     sizes = facts.size[rows]
-    index, registered = cluster.broker_index(brokers)
-    has_brokers = len(cluster.broker_ids) > 0
-    fenced = registered & cluster.fenced[index] if has_brokers else np.zeros(len(new), bool)
-    shutting = registered & ~fenced & cluster.shutting_down[index] if has_brokers else np.zeros(len(new), bool)
+    index, registered = cluster.registered_index(brokers)
+    has_brokers = cluster.model.broker_count > 0
+    fenced = registered & cluster.model.broker_fenced[index] if has_brokers else np.zeros(len(new), bool)
+    shutting = registered & ~fenced & cluster.model.broker_shutting_down[index] if has_brokers else np.zeros(len(new), bool)
     leaderless = leaders == -1
     stuck = leaderless | ~registered | fenced | shutting
     blocked: list[Blocked] = []

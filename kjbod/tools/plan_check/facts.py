@@ -4,11 +4,12 @@ over its partitions), as numpy columns.
 Plans can hold hundreds of thousands of partitions and clusters millions, so each side is read
 once into flat arrays (one row per partition, and one per replica of the target, of the current
 assignment and of the in-sync set) and every check aggregates those arrays instead of walking
-the image again. Brokers and directories become small integer indexes.
+the image again. Brokers and directories are the cluster model's indexes and codes
+(kjbod.image.cluster_columns: UNKNOWN_DIR, BROKER_CHOOSES, NO_RACK).
 
-"Current" means the placement once the work already in flight completes: replicas being removed
-by a running reassignment are gone, and a replica with a future replica (KIP-113) lives in the
-future replica's directory. The plan is applied to that.
+"Current" means the placement once the work already in flight completes (the model's
+`settled`): replicas being removed by a running reassignment are gone, and a replica with a
+future replica (KIP-113) lives in the future replica's directory. The plan is applied to that.
 """
 
 from __future__ import annotations
@@ -22,149 +23,66 @@ import numpy as np
 
 from kjbod.common.java import TopicPartition, java_string_key, tp_key
 from kjbod.image import Image
-from kjbod.image.columns import count_values, gather_index
+from kjbod.image.cluster_columns import BROKER_CHOOSES, UNKNOWN_DIR, ClusterColumns, cluster_columns
+from kjbod.image.columns import PartitionTable, count_values, gather_index
 from kjbod.image.configs import min_insync, min_insync_default
 from kjbod.tools.reassign.json_format import ANY_LOG_DIR, ReassignmentPlan, FirstSeenCodes
 
-# Directory index codes in the replica columns (real directories are >= 0).
-UNKNOWN_DIR = -1  # not one of the broker's directories (or no directory known)
-BROKER_CHOOSES = -2  # a new replica with "any": its broker picks the directory (KIP-858)
-NO_RACK = ""
-
-
-class _Index(dict):
-    """str -> index, -1 for anything unknown (so `map(index.__getitem__, ...)` never raises)."""
-
-    def __missing__(self, key: object) -> int:
-        return -1
+__all__ = ["BROKER_CHOOSES", "UNKNOWN_DIR", "ClusterFacts", "Completed", "PlanFacts", "scan_cluster", "scan_plan"]
 
 
 @dataclass
 class ClusterFacts:
-    # Brokers, ascending, and what the checks need about each (by broker index).
-    broker_ids: np.ndarray
-    fenced: np.ndarray
-    shutting_down: np.ndarray
-    rack: np.ndarray  # rack code; racks[code] is the name (NO_RACK for none)
-    racks: list[str]
-    # Directories (by directory index): ids, owners, paths, capacities (0: unknown), states.
-    dir_ids: list[str]
-    dir_index: _Index
-    dir_broker: np.ndarray  # broker id
-    dir_path: list[str | None]
-    dir_capacity: np.ndarray
-    dir_online: np.ndarray
-    dir_cordoned: np.ndarray
-    # (broker id, path) -> directory index, for log_dirs entries.
-    paths: dict[tuple[int, str], int]
+    """The cluster as the checks see it: the analysis model (brokers, directories and their
+    codes) and where the replicas lie once the work in flight completes."""
+
+    model: ClusterColumns
     # Bytes (from partition sizes) and replicas per directory once in-flight work completes.
     used: np.ndarray
     replicas: np.ndarray
-    # Replicas not in one of their broker's known directories (UNASSIGNED, MIGRATING, ...).
+    # Replicas not in one of their broker's known directories (UNASSIGNED, MIGRATING, ...), by broker id.
     unplaced: dict[int, int]
     # Partitions being reassigned now.
     reassigning: list[TopicPartition]
     # Replicas copying now (outside the ISR, or future replicas): what a simulation runs too.
     copying: int
-    # Future replicas: (topic id, partition) -> {broker: directory index}.
-    futures: dict[tuple[str, int], dict[int, int]]
     moving_brokers: set[int]
     moving_topics: set[str]
     min_isr_default: int
 
-    def broker_index(self, brokers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(index, registered) for broker ids."""
-        table = self._broker_table
-        if table is None or not len(brokers):
-            index = np.searchsorted(self.broker_ids, brokers)
-            index = np.minimum(index, max(len(self.broker_ids) - 1, 0))
-            registered = self.broker_ids[index] == brokers if len(self.broker_ids) else np.zeros(len(brokers), bool)
-            return index, registered
-        # Broker ids are small: a table lookup instead of a binary search per replica.
-        inside = (brokers >= 0) & (brokers < len(table))
-        index = table[np.where(inside, brokers, 0)]
-        registered = inside & (index >= 0)
-        if not registered.all():
-            # Where an unregistered id would be inserted, as the binary search gives it.
-            others = ~registered
-            index[others] = np.minimum(np.searchsorted(self.broker_ids, brokers[others]), len(self.broker_ids) - 1)
-        return index, registered
-
-    @cached_property
-    def _broker_table(self) -> np.ndarray | None:
-        """broker id -> index (-1: none), when the ids are small enough for a table."""
-        if not len(self.broker_ids) or self.broker_ids[0] < 0 or self.broker_ids[-1] >= 1 << 22:
-            return None
-        table = np.full(int(self.broker_ids[-1]) + 1, -1, np.int64)
-        table[self.broker_ids] = np.arange(len(self.broker_ids))
-        return table
-
-    def resolve(self, broker: int, path: str) -> int:
-        found = self.paths.get((broker, path))
-        if found is None and path != "/" and path.endswith("/"):
-            found = self.paths.get((broker, path.rstrip("/")))
-        return UNKNOWN_DIR if found is None else found
-
-    def usable_dirs(self) -> np.ndarray:
-        return self.dir_online & ~self.dir_cordoned
+    def registered_index(self, brokers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(broker index, registered) for broker ids; the index is only meaningful where registered."""
+        index, found = self.model.index_of(brokers)
+        return index, found & self.model.broker_registered[index] if self.model.broker_count else found
 
     def broker_replicas(self) -> dict[int, int]:
-        """Replicas per broker once in-flight work completes."""
+        """Replicas per broker id once in-flight work completes."""
+        model = self.model
         counts: dict[int, int] = dict(self.unplaced)
-        per_broker = np.bincount(np.searchsorted(self.broker_ids, self.dir_broker), weights=self.replicas, minlength=len(self.broker_ids))
-        for broker, count in zip(self.broker_ids.tolist(), per_broker.tolist()):
+        per_broker = np.bincount(model.dir_broker, weights=self.replicas, minlength=model.broker_count)
+        for broker, count in zip(model.broker_ids.tolist(), per_broker.tolist()):
             counts[broker] = counts.get(broker, 0) + int(count)
         return counts
 
 
 def scan_cluster(image: Image) -> ClusterFacts:
     """One pass over every partition: directory usage and counts, and what is in flight."""
-    brokers = image.cluster.brokers
-    broker_ids = np.array(sorted(brokers), np.int64)
-    rack_names = sorted({b.rack or NO_RACK for b in brokers.values()})
-    rack_code = {name: code for code, name in enumerate(rack_names)}
-    dir_ids: list[str] = []
-    dir_broker: list[int] = []
-    dir_path: list[str | None] = []
-    dir_capacity: list[int] = []
-    dir_online: list[bool] = []
-    dir_cordoned: list[bool] = []
-    for broker_id in broker_ids.tolist():
-        broker = brokers[broker_id]
-        configured = {d.directory_id: d for d in image.cluster.log_dirs.get(broker_id, ())}
-        for directory_id in dict.fromkeys([*configured, *broker.directories]):
-            log_dir = configured.get(directory_id)
-            dir_ids.append(directory_id)
-            dir_broker.append(broker_id)
-            dir_path.append(log_dir.path if log_dir else None)
-            dir_capacity.append((log_dir.capacity_bytes or 0) if log_dir else 0)
-            dir_online.append(directory_id in broker.directories)
-            dir_cordoned.append(directory_id in broker.cordoned_directories)
-    dir_index = _Index((d, i) for i, d in enumerate(dir_ids))
-    paths = {(b, p): i for i, (b, p) in enumerate(zip(dir_broker, dir_path)) if p is not None}
-
-    # Every replica's directory and its partition's size, from the image's columns.
-    table = image.topics.table
-    of_code = np.fromiter(map(dir_index.__getitem__, table.dir_ids), np.int64, len(table.dir_ids))
-    codes = table.directories  # each replica's directory, as a code into table.dir_ids
+    model = cluster_columns(image)
+    table = model.table
+    codes, values = table.directories, table.replicas.values
 
     def dirs_of(entries: np.ndarray) -> np.ndarray:
-        return of_code[codes[entries]] if len(entries) else np.zeros(0, np.int64)
+        return model.replica_dirs(codes[entries], values[entries].astype(np.int64))
+
+    def sizes_of(entries: np.ndarray) -> np.ndarray:
+        return part_sizes[np.searchsorted(table.replicas.start, entries, side="right") - 1]
 
     part_sizes = np.maximum(table.size, 0)
-    replica_sizes = np.repeat(part_sizes, table.replica_count)
-    count = len(dir_ids)
-    # Sums stay far below 2**53, so float weights are exact. Summed per code of the table first,
-    # then per directory: no million-row gather of each replica's directory index.
-    per_code = np.bincount(codes, weights=replica_sizes, minlength=len(of_code))[: len(of_code)]
-    per_code_replicas = np.bincount(codes, minlength=len(of_code))[: len(of_code)]
-    mapped = of_code >= 0
-    used = np.rint(np.bincount(of_code[mapped], weights=per_code[mapped], minlength=count)).astype(np.int64)
-    replicas = np.bincount(of_code[mapped], weights=per_code_replicas[mapped], minlength=count).astype(np.int64)
-    all_known = not per_code_replicas[~mapped].any()
+    used, replicas, unknown = model.placed_now(part_sizes)
+    count = len(model.dir_ids)
     # In-flight work completes: replicas being removed leave their directories.
     reassigning_rows = np.union1d(table.removing.stored_rows(table.partition_count), table.adding.stored_rows(table.partition_count))
-    names, ids = table.topic_names, table.topic_ids
+    names = table.topic_names
     reassigning: list[TopicPartition] = [
         (names[t], pid) for t, pid in zip(table.part_topic[reassigning_rows].tolist(), table.part_id[reassigning_rows].tolist())
     ]
@@ -172,64 +90,54 @@ def scan_cluster(image: Image) -> ClusterFacts:
     leaving = np.setdiff1d(gather_index(table.replicas.start, reassigning_rows), remaining)
     leaving_dirs = dirs_of(leaving)
     leaving, leaving_dirs = leaving[leaving_dirs >= 0], leaving_dirs[leaving_dirs >= 0]
-    used -= np.rint(np.bincount(leaving_dirs, weights=replica_sizes[leaving], minlength=count)).astype(np.int64)
+    used -= np.rint(np.bincount(leaving_dirs, weights=sizes_of(leaving), minlength=count)).astype(np.int64)
     replicas -= np.bincount(leaving_dirs, minlength=count)
     copying = int(len(table.replicas.values) - len(table.isr.values))
     # Future replicas (KIP-113): their bytes move to the directory they are built in.
-    futures: dict[tuple[str, int], dict[int, int]] = {}
     moving_brokers: set[int] = set()
     moving_topics: set[str] = set()
     removing = table.removing
-    for row, broker, code in zip(
-        table.log_row[table.log_future].tolist(), table.log_broker[table.log_future].tolist(), table.log_dir[table.log_future].tolist()
-    ):
-        copying += 1
-        t, pid = int(table.part_topic[row]), int(table.part_id[row])
+    futures = np.flatnonzero(table.log_future)
+    copying += len(futures)
+    moves: list[tuple[int, int, int]] = []  # (row, broker, code) of the futures that complete
+    for row, broker, code in zip(table.log_row[futures].tolist(), table.log_broker[futures].tolist(), table.log_dir[futures].tolist()):
         moving_brokers.add(broker)
-        moving_topics.add(names[t])
-        if broker in removing.get(row) or code < 0:
-            continue
-        target = int(of_code[code])
-        futures.setdefault((ids[t], pid), {})[broker] = target
-        start, end = table.replicas.start[row], table.replicas.start[row + 1]
-        listed = table.replicas.values[start:end].tolist()
-        source = int(of_code[codes[start + listed.index(broker)]])  # the replica's directory now
-        size = int(part_sizes[row])
-        for index, change in ((source, -1), (target, 1)):
-            if index >= 0:
-                used[index] += change * size
-                replicas[index] += change
+        moving_topics.add(names[int(table.part_topic[row])])
+        if broker not in removing.get(row) and code >= 0:
+            moves.append((row, broker, code))
+    if moves:
+        rows, brokers, target_codes = (np.array(column, np.int64) for column in zip(*moves))
+        targets = model.replica_dirs(target_codes, brokers)
+        sources = dirs_of(np.array([_entry_of(table, row, broker) for row, broker, _ in moves], np.int64))  # where the replica is now
+        for source, target, size in zip(sources.tolist(), targets.tolist(), part_sizes[rows].tolist()):
+            for index, change in ((source, -1), (target, 1)):
+                if index >= 0:
+                    used[index] += change * size
+                    replicas[index] += change
     unplaced: dict[int, int] = {}
-    if not all_known:
+    if unknown:
         # Rare (replicas without a directory yet): counted per broker, unless being removed.
         _, remaining_all = table.remaining_replicas(np.arange(table.partition_count))
         without = remaining_all[dirs_of(remaining_all) < 0]
         unplaced = count_values(table.replicas.values[without])
     reassigning.sort(key=tp_key)
     return ClusterFacts(
-        broker_ids=broker_ids,
-        fenced=np.array([brokers[b].fenced for b in broker_ids.tolist()], bool),
-        shutting_down=np.array([brokers[b].in_controlled_shutdown for b in broker_ids.tolist()], bool),
-        rack=np.array([rack_code[brokers[b].rack or NO_RACK] for b in broker_ids.tolist()], np.int64),
-        racks=rack_names,
-        dir_ids=dir_ids,
-        dir_index=dir_index,
-        dir_broker=np.array(dir_broker, np.int64),
-        dir_path=dir_path,
-        dir_capacity=np.array(dir_capacity, np.int64),
-        dir_online=np.array(dir_online, bool),
-        dir_cordoned=np.array(dir_cordoned, bool),
-        paths=paths,
+        model=model,
         used=used,
         replicas=replicas,
         unplaced=unplaced,
         reassigning=reassigning,
         copying=copying,
-        futures=futures,
         moving_brokers=moving_brokers,
         moving_topics=moving_topics,
         min_isr_default=min_insync_default(image.configs),
     )
+
+
+def _entry_of(table: PartitionTable, row: int, broker: int) -> int:
+    """The entry in the replica columns of broker `broker` in row `row`'s list (its first listing)."""
+    start, end = int(table.replicas.start[row]), int(table.replicas.start[row + 1])
+    return start + table.replicas.values[start:end].tolist().index(broker)
 
 
 @dataclass
@@ -480,29 +388,11 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts, compl
     topics = table_topic[entry_topic[entries]]
     rows = len(entries)
 
-    # The current replicas (once running reassignments complete), their directories and the ISR.
-    c_row, entry = table.remaining_replicas(table_rows)
-    c_broker = table.replicas.values[entry].astype(np.int64)
-    of_code = np.fromiter(map(cluster.dir_index.__getitem__, table.dir_ids), np.int64, len(table.dir_ids))
-    c_dir = of_code[table.directories[entry]] if len(entry) else np.zeros(0, np.int64)
+    # The current replicas (once the work in flight completes), their directories and the ISR.
+    current = cluster.model.settled(table_rows)
+    c_row, c_broker, c_dir = current.position, current.broker, current.directory
     rf_current = np.bincount(c_row, minlength=rows)
-    starts = np.zeros(rows + 1, np.int64)
-    np.cumsum(rf_current, out=starts[1:])
-    if cluster.futures:
-        # Replicas moving between directories count in the directory they move to.
-        by_table_row = np.argsort(table_rows, kind="stable")
-        in_order = table_rows[by_table_row]
-        moves = list(cluster.futures.items())
-        found = np.array([table.row_of(table.topic_index[topic_id], partition_id) for (topic_id, partition_id), _ in moves], np.int64)
-        position = np.minimum(np.searchsorted(in_order, found), max(rows - 1, 0))
-        in_plan = (in_order[position] == found) if rows else np.zeros(len(found), bool)
-        first, last = starts.tolist(), c_broker.tolist()
-        for index in np.flatnonzero(in_plan).tolist():
-            moving = moves[index][1]
-            row = int(by_table_row[position[index]])
-            for offset in range(first[row], first[row + 1]):
-                if last[offset] in moving:
-                    c_dir[offset] = moving[last[offset]]
+    starts = _starts(rf_current)
     i_row = np.repeat(np.arange(rows, dtype=np.int64), np.diff(table.isr.start)[table_rows])
     i_broker = table.isr.values[gather_index(table.isr.start, table_rows)].astype(np.int64)
     leader = table.leader[table_rows].astype(np.int64)
@@ -512,14 +402,11 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts, compl
         tps = [(names[t], p) for t, p in zip(topics.tolist(), columns.partitions[entries].tolist())]
         c_row, c_broker, c_dir, i_row, i_broker = _overlay_completed(tps, completed, cluster, c_row, c_broker, c_dir, i_row, i_broker, leader, isr_size)
         rf_current = np.bincount(c_row, minlength=rows)
-        starts = np.zeros(rows + 1, np.int64)
-        np.cumsum(rf_current, out=starts[1:])
+        starts = _starts(rf_current)
     # The in-sync replicas of row r are i_broker[i_starts[r]:i_starts[r + 1]] (i_row is grouped by row).
-    i_starts = np.zeros(rows + 1, np.int64)
-    np.cumsum(np.bincount(i_row, minlength=rows), out=i_starts[1:])
+    i_starts = _starts(np.bincount(i_row, minlength=rows))
     rf_target = columns.lengths[entries]
-    t_starts = np.zeros(rows + 1, np.int64)
-    np.cumsum(rf_target, out=t_starts[1:])
+    t_starts = _starts(rf_target)
     t_index = gather_index(columns.starts, entries)
     t_row = np.repeat(np.arange(rows, dtype=np.int64), rf_target)
     t_broker = columns.brokers[t_index]
@@ -536,32 +423,10 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts, compl
 
     # Where each target replica is now (kept ones) and where it ends.
     t_from = np.where(t_new, UNKNOWN_DIR, c_dir[np.maximum(t_from_index, 0)]) if len(c_dir) else np.full(len(t_row), UNKNOWN_DIR, np.int64)
-    if merged_dirs:
-        explicit = plan.replica_dirs
-        names_, parts_ = columns.topics, columns.partitions
-        paths_of = [
-            explicit.get((names_[e], p, b), ANY_LOG_DIR)
-            for e, p, b in zip(entries[t_row].tolist(), parts_[entries[t_row]].tolist(), t_broker.tolist())
-        ]
-        codes = FirstSeenCodes({ANY_LOG_DIR: 0})
-        path_code = np.fromiter(map(codes.__getitem__, paths_of), np.int64, len(paths_of))
-        names = list(codes)
-    else:
-        all_codes, names = columns.path_codes
-        path_code = all_codes[t_index]
-    # Paths are few (the same mount points on every broker): resolve each (broker, path) once.
-    pair = t_broker * len(names) + path_code if len(names) else path_code
-    unique_pairs, inverse = small_unique(pair)
-    resolved = np.array(
-        [
-            BROKER_CHOOSES if code == 0 else cluster.resolve(int(p // len(names)), names[int(code)])
-            for p, code in zip(unique_pairs.tolist(), (unique_pairs % len(names)).tolist())
-        ],
-        np.int64,
-    )
-    t_dir = resolved[inverse] if len(inverse) else np.zeros(0, np.int64)
+    path_code, names = _target_paths(plan, entries, t_row, t_broker, t_index, merged_dirs)
+    t_dir = _resolve_paths(cluster.model, t_broker, path_code, names)
     any_dir = path_code == 0
-    t_dir = np.where(any_dir & ~t_new, t_from, t_dir)
+    t_dir = np.where(any_dir & ~t_new, t_from, t_dir)  # "any" keeps a kept replica where it is
 
     present_topics, topic_inverse = small_unique(topics)
     min_isr_of = np.array(
@@ -599,6 +464,47 @@ def scan_plan(image: Image, plan: ReassignmentPlan, cluster: ClusterFacts, compl
     )
 
 
+def _starts(counts: np.ndarray) -> np.ndarray:
+    """Where each row's list starts in a flat column of lists `counts` long (and where the last ends)."""
+    starts = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=starts[1:])
+    return starts
+
+
+def _target_paths(
+    plan: ReassignmentPlan, entries: np.ndarray, t_row: np.ndarray, t_broker: np.ndarray, t_index: np.ndarray, merged_dirs: bool
+) -> tuple[np.ndarray, list[str]]:
+    """The log_dirs entry of every target replica, as a code into the names returned ("any" is 0)."""
+    columns = plan.columns
+    if not merged_dirs:
+        all_codes, names = columns.path_codes
+        return all_codes[t_index], names
+    # A partition listed twice: Kafka merges the explicit directories of its entries.
+    explicit = plan.replica_dirs
+    topics, partitions = columns.topics, columns.partitions
+    paths_of = [
+        explicit.get((topics[e], p, b), ANY_LOG_DIR) for e, p, b in zip(entries[t_row].tolist(), partitions[entries[t_row]].tolist(), t_broker.tolist())
+    ]
+    codes = FirstSeenCodes({ANY_LOG_DIR: 0})
+    return np.fromiter(map(codes.__getitem__, paths_of), np.int64, len(paths_of)), list(codes)
+
+
+def _resolve_paths(model: ClusterColumns, brokers: np.ndarray, path_code: np.ndarray, names: list[str]) -> np.ndarray:
+    """The directory each (broker, log_dirs entry) names: BROKER_CHOOSES for "any", else the
+    broker's directory at that path (UNKNOWN_DIR for none). Paths are few (the same mount points
+    on every broker): each (broker, path) is resolved once."""
+    pair = brokers * len(names) + path_code if len(names) else path_code
+    unique_pairs, inverse = small_unique(pair)
+    resolved = np.array(
+        [
+            BROKER_CHOOSES if code == 0 else model.resolve(int(p // len(names)), names[int(code)])
+            for p, code in zip(unique_pairs.tolist(), (unique_pairs % len(names)).tolist())
+        ],
+        np.int64,
+    )
+    return resolved[inverse] if len(inverse) else np.zeros(0, np.int64)
+
+
 def _overlay_completed(
     tps: list[TopicPartition],
     completed: Mapping[TopicPartition, Completed],
@@ -625,7 +531,7 @@ def _overlay_completed(
         pairs = [(b, d) for b, d in zip(done.replicas, done.directories) if b not in done.removing_replicas]
         rows_c += [row] * len(pairs)
         brokers_c += [b for b, _ in pairs]
-        dirs_c += [cluster.dir_index[d] for _, d in pairs]
+        dirs_c += [cluster.model.directory_of(b, d) for b, d in pairs]
         rows_i += [row] * len(done.isr)
         brokers_i += list(done.isr)
         leader[row] = done.leader
@@ -645,7 +551,7 @@ def _overlay_completed(
 def placement(plan: PlanFacts, cluster: ClusterFacts) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Bytes and replicas per directory once the plan completes, and the bytes and replicas the
     plan adds to each. New replicas left to their broker are placed as `place_unassigned` says."""
-    count = len(cluster.dir_ids)
+    count = len(cluster.model.dir_ids)
     used = cluster.used.astype(np.float64)
     replicas = cluster.replicas.copy()
     # Leaving: removed replicas and the sources of directory moves.
@@ -679,7 +585,7 @@ def after_plan(plan: PlanFacts, cluster: ClusterFacts, used: np.ndarray, replica
         unplaced[broker] = unplaced.get(broker, 0) - 1
     for broker in plan.t_broker[plan.t_new & (plan.t_dir == UNKNOWN_DIR)].tolist():
         unplaced[broker] = unplaced.get(broker, 0) + 1
-    ids = cluster.dir_ids
+    ids = cluster.model.dir_ids
     directory = [ids[d] if d >= 0 else "" for d in plan.t_dir.tolist()]
     starts = np.searchsorted(plan.t_row, np.arange(plan.count + 1)).tolist()
     completed: dict[TopicPartition, Completed] = {}
@@ -701,11 +607,12 @@ def place_unassigned(plan: PlanFacts, cluster: ClusterFacts, used: np.ndarray, r
     pending = np.flatnonzero(plan.t_dir == BROKER_CHOOSES)
     if not len(pending):
         return {}
+    model = cluster.model
     usable: dict[int, list[int]] = {}
-    for index in np.flatnonzero(cluster.usable_dirs()).tolist():
-        usable.setdefault(int(cluster.dir_broker[index]), []).append(index)
-    capacity = cluster.dir_capacity.tolist()
-    paths = [p or d for p, d in zip(cluster.dir_path, cluster.dir_ids)]
+    for index in np.flatnonzero(model.usable_dirs()).tolist():
+        usable.setdefault(int(model.dir_broker_ids[index]), []).append(index)
+    capacity = model.dir_capacity.tolist()
+    paths = model.dir_labels
     chosen: dict[int, int] = {}
     sizes = plan.size[plan.t_row[pending]].tolist()
     for index, broker, size in zip(pending.tolist(), plan.t_broker[pending].tolist(), sizes):

@@ -1,4 +1,4 @@
-"""The checks `kjbod reassign check` runs, and what a run reports.
+"""The checks `kjbod reassign check` runs, and what each one finds.
 
 Every check has a stable id (CI systems and policies refer to it), a default severity the policy
 can override, and a description of the rule it applies. A check produces findings: violations
@@ -253,46 +253,6 @@ class CheckResult:
 
     def failed(self, fail_on: frozenset[Severity]) -> bool:
         return any(f.severity in fail_on for f in self.findings)
-
-
-@dataclass(frozen=True)
-class CheckReport:
-    plan_file: str
-    fail_on: frozenset[Severity]
-    results: tuple[CheckResult, ...]
-    # What the plan does, for the report's header: partitions, replicas added, bytes, ...
-    plan: dict[str, Any]
-    estimate: dict[str, Any] | None = None
-
-    @property
-    def passed(self) -> bool:
-        return not self.failed_checks()
-
-    def failed_checks(self) -> list[CheckResult]:
-        return [r for r in self.results if r.failed(self.fail_on)]
-
-    def counts(self) -> dict[Severity, int]:
-        found = {severity: 0 for severity in Severity}
-        for result in self.results:
-            for finding in result.findings:
-                found[finding.severity] += 1
-        return found
-
-
-@dataclass(frozen=True)
-class SequenceReport:
-    """The reports of a sequence of plans (waves), each checked against the cluster as the ones
-    before it leave it once they complete."""
-
-    reports: tuple[CheckReport, ...]
-    fail_on: frozenset[Severity]
-
-    @property
-    def passed(self) -> bool:
-        return all(report.passed for report in self.reports)
-
-    def failed_reports(self) -> list[CheckReport]:
-        return [report for report in self.reports if not report.passed]
 
 
 def sorted_unique(items: Iterable[Any], key: Any = None) -> tuple[Any, ...]:

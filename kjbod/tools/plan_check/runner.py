@@ -4,18 +4,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from kjbod.common.callbacks import gc_paused
-from kjbod.simulation.clock import format_duration
 from kjbod.errors import UserError
 from kjbod.image import Image
 from kjbod.tools.plan_check.checks import CHECK_FUNCTIONS, Context, check_duration, move_counts
 from kjbod.common.java import TopicPartition
 from kjbod.tools.plan_check.duration import SIMULATION_BUDGET, Estimate, replay_work
 from kjbod.tools.plan_check.facts import Completed, after_plan, scan_cluster, scan_plan
-from kjbod.tools.plan_check.model import CHECKS, CheckReport, CheckResult, CheckSpec, Finding, Issue, Outcome, SequenceReport, Severity
+from kjbod.tools.plan_check.model import CHECKS, CheckResult, CheckSpec, Finding, Issue, Outcome, Severity
 from kjbod.tools.plan_check.policy import Policy
+from kjbod.tools.plan_check.reports import CheckReport, PlanSummary, SequenceReport
 from kjbod.tools.reassign.json_format import ReassignmentPlan, parse_reassignment_json
 
 
@@ -42,7 +41,7 @@ def _unreadable(plan_file: str, policy: Policy, message: str) -> CheckReport:
         else:
             outcome = Outcome(skipped="the plan could not be read (see plan.format)")
         results.append(_result(spec, policy, outcome))
-    return CheckReport(plan_file, policy.failing, tuple(results), {"file": plan_file, "readable": False})
+    return CheckReport(plan_file, policy.failing, tuple(results), PlanSummary(plan_file, readable=False))
 
 
 def check_plan(
@@ -78,7 +77,7 @@ def _run_checks(ctx: Context, plan_file: str) -> CheckReport:
         else:
             outcome = CHECK_FUNCTIONS[spec.id](ctx)
         results.append(_result(spec, ctx.policy, outcome))
-    return CheckReport(plan_file, ctx.policy.failing, tuple(results), plan_summary(plan_file, ctx.plan, ctx), estimate_json(estimate))
+    return CheckReport(plan_file, ctx.policy.failing, tuple(results), plan_summary(plan_file, ctx.plan, ctx), estimate)
 
 
 def check_sequence(
@@ -121,34 +120,20 @@ def check_sequence(
     return SequenceReport(tuple(reports), policy.failing)
 
 
-def plan_summary(plan_file: str, plan: ReassignmentPlan, ctx: Context) -> dict[str, Any]:
+def plan_summary(plan_file: str, plan: ReassignmentPlan, ctx: Context) -> PlanSummary:
     facts = ctx.facts
     incoming, outgoing, local = move_counts(facts)
-    return {
-        "file": plan_file,
-        "readable": True,
-        "partitions": len(plan.columns.winners),
-        "partitionsFound": facts.count,
-        "replicasAdded": int(facts.t_new.sum()),
-        "replicasRemoved": int(facts.removed.sum()),
-        "directoryMoves": int(facts.t_moving.sum()),
-        "bytesBetweenBrokers": ctx.inter_bytes,
-        "bytesBetweenDirectories": ctx.intra_bytes,
-        "brokersInvolved": len({*incoming, *outgoing, *local}),
-        "throttle": ctx.throttle if ctx.throttle >= 0 else None,
-        "replicaAlterLogDirsThrottle": ctx.log_dir_throttle if ctx.log_dir_throttle >= 0 else None,
-    }
-
-
-def estimate_json(estimate: Estimate | None) -> dict[str, Any] | None:
-    if estimate is None:
-        return None
-    return {
-        "method": estimate.method,
-        "durationMs": estimate.duration_ms,
-        "duration": None if estimate.duration_ms is None else format_duration(estimate.duration_ms),
-        "lowerBound": estimate.method == "bandwidth",
-        "bottleneck": estimate.bottleneck,
-        "blocked": [b.to_json() for b in estimate.blocked],
-        "otherCopiesInProgress": estimate.other_copies,
-    }
+    return PlanSummary(
+        file=plan_file,
+        readable=True,
+        partitions=len(plan.columns.winners),
+        partitions_found=facts.count,
+        replicas_added=int(facts.t_new.sum()),
+        replicas_removed=int(facts.removed.sum()),
+        directory_moves=int(facts.t_moving.sum()),
+        bytes_between_brokers=ctx.inter_bytes,
+        bytes_between_directories=ctx.intra_bytes,
+        brokers_involved=len({*incoming, *outgoing, *local}),
+        throttle=ctx.throttle if ctx.throttle >= 0 else None,
+        replica_alter_log_dirs_throttle=ctx.log_dir_throttle if ctx.log_dir_throttle >= 0 else None,
+    )

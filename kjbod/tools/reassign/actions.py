@@ -56,7 +56,7 @@ from kjbod.common.kafka_configs import (
     LEADER_THROTTLED_REPLICAS,
     LOG_DIRS_THROTTLED_RATE,
 )
-from kjbod.simulation.copy_model import HORIZON_MS, copies, simulate
+from kjbod.simulation.copy_model import HORIZON_MS, Copy, copies, simulate
 from kjbod.common.units import human_bytes
 from kjbod.errors import UserError
 from kjbod.image import Image, replay_all
@@ -529,12 +529,7 @@ def _progress(image: Image, in_progress: Sequence[TopicPartition], moving: Seque
         if (not c.future and tp in wanted_partitions) or (c.future and (c.topic, c.partition, c.broker) in wanted_moves):
             per_partition[tp].append(c)
     run = simulate(image, horizon_ms=HORIZON_MS)
-    finished: dict[tuple, int] = {}
-    for event in run.completions:
-        if event.reassignment_completed:
-            finished[(event.topic, event.partition)] = event.time_ms
-        if event.future:
-            finished[(event.topic, event.partition, event.broker)] = event.time_ms
+    finished = run.finish_times()
     pending = [*in_progress, *moving]
     times = [finished.get(item) for item in pending]
     lines = []
@@ -579,25 +574,15 @@ def _progress(image: Image, in_progress: Sequence[TopicPartition], moving: Seque
     return lines, data
 
 
-def _copy_label(image: Image, c) -> str:
+def _copy_label(image: Image, c: Copy) -> str:
     if c.future:
         return f"the move on broker {c.broker} to {image.cluster.directory_label(c.broker, c.directory)}"
     return f"the copy to broker {c.broker}"
 
 
-def copy_json(image: Image, c) -> dict[str, Any]:
-    return {
-        "topic": c.topic,
-        "partition": c.partition,
-        "broker": c.broker,
-        "kind": "future" if c.future else "follower",
-        "source": c.source,
-        "directory": image.cluster.directory_label(c.broker, c.directory),
-        "copiedBytes": c.copied,
-        "totalBytes": c.total,
-        "bytesPerSecond": float(c.rate),
-        "blocked": c.blocked,
-    }
+def copy_json(image: Image, c: Copy) -> dict[str, Any]:
+    """A copy as verify shows it: a reserved directory id by its name (`clock show` shows the id)."""
+    return c.to_json(image.cluster.directory_label(c.broker, c.directory))
 
 
 def verify(controller: Controller, plan: ReassignmentPlan, *, preserve_throttles: bool = False) -> ControllerResult[ToolReport]:

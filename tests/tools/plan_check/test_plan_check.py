@@ -27,9 +27,6 @@ from kjbod.tools.plan_check import (
     default_policy_toml,
     effective_throttles,
     parse_policy,
-    render_junit,
-    render_text,
-    report_json,
 )
 from kjbod.tools.plan_check.checks import Context
 from kjbod.tools.plan_check.duration import bandwidth_estimate, simulate_plan
@@ -197,10 +194,31 @@ def test_the_cluster_scan_sums_partition_sizes_per_directory() -> None:
     for topic, partition_id, p in CLUSTER.topics.partitions():
         for directory in p.directories:
             expected[directory] = expected.get(directory, 0) + topic.size(partition_id)
-    found = {cluster.dir_ids[i]: int(cluster.used[i]) for i in range(len(cluster.dir_ids)) if cluster.used[i]}
+    found = {cluster.model.dir_ids[i]: int(cluster.used[i]) for i in range(len(cluster.model.dir_ids)) if cluster.used[i]}
     assert found == expected
     assert sum(cluster.replicas.tolist()) == 8
     assert cluster.broker_replicas() == {1: 2, 2: 2, 3: 2, 4: 2, 5: 0}
+
+
+def test_a_move_between_directories_in_flight_counts_where_it_ends() -> None:
+    """Broker 1's replica of t-0 is being moved to its other directory (KIP-113): the scan counts
+    its bytes there, and a plan that keeps the replica starts from there."""
+    from kjbod.records import KjbodReplicaLogRecord
+
+    t = CLUSTER.topics.by_name["t"]
+    now = t.partitions[0].directory(1)
+    other = next(d.directory_id for d in CLUSTER.cluster.log_dirs[1] if d.directory_id != now)
+    image = replay_all(
+        CLUSTER, [KjbodReplicaLogRecord(topic_id=t.topic_id, partition_id=0, broker_id=1, future=True, directory_id=other, size_bytes=1)]
+    )
+    before, cluster = scan_cluster(CLUSTER), scan_cluster(image)
+    index = cluster.model.dir_index
+    assert int(cluster.used[index[now]]) == int(before.used[index[now]]) - SIZES[0]
+    assert int(cluster.used[index[other]]) == int(before.used[index[other]]) + SIZES[0]
+    assert int(cluster.replicas[index[other]]) == int(before.replicas[index[other]]) + 1
+    assert cluster.copying == 1 and cluster.moving_brokers == {1}
+    facts = scan_plan(image, parse_reassignment_json(plan_text(("t", 0, [1, 2]))), cluster)
+    assert [cluster.model.dir_ids[d] for d in facts.c_dir.tolist()] == [other, t.partitions[0].directory(2)]
 
 
 def test_the_plan_scan_lines_up_target_current_and_in_sync_replicas() -> None:
@@ -218,12 +236,12 @@ def test_the_plan_scan_lines_up_target_current_and_in_sync_replicas() -> None:
     assert facts.isr_kept.tolist() == [1, 2]
     assert facts.changes_set.tolist() == [True, False]
     p1 = CLUSTER.topics.by_name["t"].partitions[1]
-    assert [cluster.dir_ids[d] for d in facts.t_from.tolist()[1:]] == [
+    assert [cluster.model.dir_ids[d] for d in facts.t_from.tolist()[1:]] == [
         CLUSTER.topics.by_name["t"].partitions[0].directory(2),
         p1.directory(2),
         p1.directory(3),
     ]
-    assert cluster.dir_ids[facts.t_dir[0]] == directory_of(CLUSTER, 5, "/data/b5/d2")
+    assert cluster.model.dir_ids[facts.t_dir[0]] == directory_of(CLUSTER, 5, "/data/b5/d2")
     # Broker 3's replica of t-1 moves to d2 unless it is there already.
     moves = p1.directory(3) != directory_of(CLUSTER, 3, "/data/b3/d2")
     assert facts.t_moving.tolist() == [False, False, p1.directory(2) != directory_of(CLUSTER, 2, "/data/b2/d1"), moves]
@@ -236,7 +254,7 @@ def test_any_on_a_new_replica_is_left_to_the_broker_and_placed_on_its_least_used
     assert facts.t_dir.tolist()[1] == facts.t_dir.tolist()[3] == BROKER_CHOOSES
     context = Context(CLUSTER, plan, cluster, facts, Policy(), -1, -1)
     used, _, added, _ = context.placement
-    d1, d2 = (cluster.dir_index[directory_of(CLUSTER, 5, f"/data/b5/d{i}")] for i in (1, 2))
+    d1, d2 = (cluster.model.dir_index[directory_of(CLUSTER, 5, f"/data/b5/d{i}")] for i in (1, 2))
     # t-3 (40 GiB) goes to d1 (both empty, d1's path sorts first), then t-2 (30 GiB) to the emptier d2.
     assert (int(added[d1]), int(added[d2])) == (40 * GIB, 30 * GIB)
     assert (int(used[d1]), int(used[d2])) == (40 * GIB, 30 * GIB)
@@ -282,12 +300,12 @@ def test_any_plan_gets_a_complete_consistent_report(text: str, throttle: int) ->
     assert [r.spec.id for r in report.results] == list(CHECK_IDS)
     failing = [r.spec.id for r in report.results if any(f.severity is Severity.ERROR for f in r.findings)]
     assert report.passed == (not failing)
-    document = report_json(report)
+    document = report.to_json()
     assert json.loads(json.dumps(document)) == document
     assert document["failedChecks"] == failing
-    root = ET.fromstring(render_junit(report))
+    root = ET.fromstring(report.junit())
     assert int(root.get("failures")) == len(failing)
-    assert render_text(report)[1].startswith("Plan check PASSED" if report.passed else "Plan check FAILED")
+    assert report.lines()[1].startswith("Plan check PASSED" if report.passed else "Plan check FAILED")
 
 
 @st.composite
@@ -322,7 +340,7 @@ def test_a_policy_failing_on_warnings_turns_a_warning_into_a_failure() -> None:
     strict = check_plan(CLUSTER, text, parse_policy('fail_on = ["warning", "error"]\n'), plan_file="p")
     assert lenient.passed and not strict.passed
     assert [r.spec.id for r in strict.failed_checks()] == ["throttle.required"]
-    junit = ET.fromstring(render_junit(strict))
+    junit = ET.fromstring(strict.junit())
     case = next(c for c in junit.iter("testcase") if c.get("name") == "throttle.required")
     assert case.find("failure").get("type") == "warning"
     assert tomllib.loads(default_policy_toml())["fail_on"] == ["error"]
