@@ -4,7 +4,7 @@ directories, 10 racks, RF 3, skewed partition sizes, at 1M, 2M and 5M partitions
     flock /work/notes/heavy.lock python bench/bench_scale.py
         [--partitions 1000000,2000000,5000000] [--brokers 2600] [--new-brokers 100] [--dirs 12]
         [--racks 10] [--seed 7] [--engine auto] [--standalone] [--snapshot-import 1000000]
-        [--workdir /tmp/kjbod-bench-scale] [--keep-states] [--tree DIR]
+        [--workdir /tmp/kjbod-bench-scale] [--keep-states] [--tree DIR] [--no-plan]
 
 Each cluster is bench/bench_planner.py's (bench/synthetic.py: unequal racks, log-normal sizes per
 topic and partition, hot topics, a few nearly full disks; `--new-brokers` of the brokers empty,
@@ -95,12 +95,14 @@ def one_size(partitions: int, args: argparse.Namespace) -> dict[str, Any]:
         figures["import"] = measured("import cluster", import_command(inputs, state))
         (cluster_dir / "ready").write_text("")  # bench_planner.prepare's mark: the state is there
     figures["reads"] = {label: measured(label, [*KJBOD, "--state", str(state), *argv]) for label, argv in READS}
-    run = run_plan(cluster_dir, "balance", args, args.engine)
-    print_plan(f"  reassign plan --goal balance --engine {args.engine}", run)
-    print(f"  (plan CPU {run['cpu']:.1f} s; {load()})")
-    print(f"  reassign check of the plan ({run['entries']:,} entries): {run['checkSeconds']:.2f} s (CPU {run['checkCpu']:.2f} s), "
-          f"peak {run['checkPeak'] / GIB:.2f} GiB ({load()})")
-    figures["plan"] = run
+    run = None
+    if "plan" in args.steps:
+        run = run_plan(cluster_dir, "balance", args, args.engine)
+        print_plan(f"  reassign plan --goal balance --engine {args.engine}", run)
+        print(f"  (plan CPU {run['cpu']:.1f} s; {load()})")
+        print(f"  reassign check of the plan ({run['entries']:,} entries): {run['checkSeconds']:.2f} s (CPU {run['checkCpu']:.2f} s), "
+              f"peak {run['checkPeak'] / GIB:.2f} GiB ({load()})")
+        figures["plan"] = run
     if partitions in args.snapshot_import:
         export = cluster_dir / "export"
         shutil.rmtree(export, ignore_errors=True)
@@ -115,7 +117,7 @@ def one_size(partitions: int, args: argparse.Namespace) -> dict[str, Any]:
         )
         shutil.rmtree(again, ignore_errors=True)
         shutil.rmtree(export, ignore_errors=True)
-    if args.standalone and partitions == max(args.sizes):
+    if args.standalone and run is not None and partitions == max(args.sizes):
         figures["standalone"] = on_standalone(cluster_dir, args, run)
     return figures
 
@@ -161,6 +163,18 @@ def table(results: list[dict[str, Any]]) -> None:
         ok = step["seconds"] <= seconds and (gib is None or step["peak"] / GIB <= gib)
         return text + ("" if ok else f" **over {seconds:.0f} s" + (f" / {gib:.0f} GB" if gib else "") + "**")
 
+    if "plan" not in base:
+        print("\n| partitions | import | reads (slowest) | import --metadata-snapshot --log-dirs |")
+        print("|---|---|---|---|")
+        for r in results:
+            slowest = max(r["reads"].items(), key=lambda item: item[1]["seconds"])
+            base_slowest = max(base["reads"].values(), key=lambda step: step["seconds"])
+            print(
+                f"| {r['partitions']:,} | {cell(r.get('import'), base.get('import'), r['partitions'], TARGETS['import'])} "
+                f"| {slowest[0]}: {cell(slowest[1], base_slowest if r is not base else slowest[1], r['partitions'], TARGETS['read'])} "
+                f"| {cell(r.get('snapshot import'), None, r['partitions'], TARGETS['snapshot import'])} |"
+            )
+        return
     for r in results:
         slowest = max(r["reads"].items(), key=lambda item: item[1]["seconds"])
         base_slowest = max(base["reads"].values(), key=lambda step: step["seconds"])
@@ -177,6 +191,8 @@ def table(results: list[dict[str, Any]]) -> None:
             f"| {cell(r.get('snapshot import'), None, r['partitions'], TARGETS['snapshot import'])} |"
         )
     for r in results:
+        if "plan" not in r:
+            continue
         reason = r["plan"]["report"].get("engineReason")
         if reason:
             print(f"engine at {r['partitions']:,} partitions: {r['plan']['report']['engine']} ({reason})")
@@ -202,6 +218,8 @@ def main() -> int:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/kjbod-bench-scale"))
     parser.add_argument("--keep-states", action="store_true", help="reuse the states imported by an earlier run (no import figures)")
     parser.add_argument("--tree", type=Path, default=HERE.parent, help="the checkout whose kjbod runs (default: this one)")
+    parser.add_argument("--no-plan", dest="steps", action="store_const", const={"import", "reads", "snapshot"},
+                        default={"import", "reads", "plan", "snapshot"}, help="leave out reassign plan and check (the import and the reads only)")
     args = parser.parse_args()
     args.sizes = [int(s) for s in args.partitions.split(",")]
     args.snapshot_import = {int(s) for s in args.snapshot_import.split(",") if s}

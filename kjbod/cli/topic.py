@@ -74,7 +74,7 @@ def describe(
     from kjbod.tools.cluster.describe import describe_topics
 
     app_ = app_context(ctx)
-    lines, data = describe_topics(app_.read_image(), name)
+    lines, data = describe_topics(app_.read_image(), name, lines=not app_.json, data=app_.json)
     emit(app_, Lines(lines, data))
 
 

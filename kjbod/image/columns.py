@@ -248,9 +248,26 @@ class PartitionTable:
             first[shift:] &= ~((rows[shift:] == rows[:-shift]) & (values[shift:] == values[:-shift]))
         return first
 
+    @cached_property
+    def replication_width(self) -> int | None:
+        """The length every replica list has, when they all have one (one replication factor):
+        the replica columns are then a rows x width matrix. None otherwise."""
+        start, count = self.replicas.start, self.partition_count
+        if not count:
+            return None
+        width = int(start[1] - start[0])
+        if width <= 0 or int(start[-1]) != width * count or not np.array_equal(np.diff(start), np.full(count, width)):
+            return None
+        return width
+
     def partitions_per_broker(self) -> dict[int, int]:
         """Broker id -> the partitions it is a replica of."""
-        return count_values(self.replicas.values[self.first_listing])
+        values, width = self.replicas.values, self.replication_width
+        if width is not None:
+            matrix = values.reshape(-1, width)
+            if not any(np.any(matrix[:, i] == matrix[:, j]) for i in range(width) for j in range(i + 1, width)):
+                return count_values(values)  # no broker twice in a list: every listing counts (no row index needed)
+        return count_values(values[self.first_listing])
 
     def leaders_per_broker(self) -> dict[int, int]:
         """Broker id -> the partitions it leads (NO_LEADER, -1, counts the leaderless)."""

@@ -236,6 +236,7 @@ class Delta:
             raise RuntimeError("this delta was already applied; start a new one")
         if run.count == 0:
             return
+        run = run.plain()
         if run.record_type is PartitionRecord:
             self.topics().replay_partition_run(run)
         elif run.record_type is KjbodPartitionSizeRecord:

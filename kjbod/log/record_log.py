@@ -15,14 +15,14 @@ import errno
 import mmap
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from kjbod.common.durable import fsync_directory, write_all
 from kjbod.errors import CorruptStateError
 from kjbod.log.acknowledged import AcknowledgedEnd, RecordFailed
-from kjbod.log.framing import ATTR_CONTINUES, Batch, ScanStop, encode_batch, read_batch
+from kjbod.log.framing import ATTR_CONTINUES, Batch, ScanStop, encode_batch_header, read_batch
 
 SEGMENT_SUFFIX = ".log"
 DEFAULT_SEGMENT_BYTES = 256 * 1024 * 1024
@@ -219,8 +219,14 @@ class RecordLog:
             self.torn_tail = None
         return tail
 
-    def append(self, payloads: Sequence[tuple[bytes, int]], timestamp_ms: int) -> tuple[int, int]:
+    def append(self, payloads: Iterable[tuple[bytes, int]], timestamp_ms: int) -> tuple[int, int]:
         """Append one commit (one batch per payload) durably; returns its first and last offset.
+
+        The payloads may come from a generator: each batch is written as it comes, so that a
+        commit of a million-partition import (a gigabyte of payloads) is never held whole, nor
+        copied into frames. Until its last batch is written and fsynced the commit is an
+        unfinished one, which recovery drops; if anything fails meanwhile (an encoding error
+        too), what reached the file is taken back.
 
         The log must have been read to its end and its torn tail truncated first.
         """
@@ -229,18 +235,19 @@ class RecordLog:
         if self._failed is not None:
             raise OSError(errno.EIO, f"an earlier write failed and could not be undone ({self._failed}); reopen the state")
         first = self.next_offset
-        frames = []
         offset = first
-        for index, (payload, count) in enumerate(payloads):
-            attributes = ATTR_CONTINUES if index < len(payloads) - 1 else 0
-            frames.append(encode_batch(offset, count, payload, timestamp_ms, attributes))
-            offset += count
         path = self._active_segment(first)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        written = 0
         try:
             committed_size = os.fstat(fd).st_size
             try:
-                write_all(fd, b"".join(frames))
+                for (payload, count), last in _marking_last(payloads):
+                    header = encode_batch_header(offset, count, (payload,), timestamp_ms, 0 if last else ATTR_CONTINUES)
+                    write_all(fd, header)
+                    write_all(fd, payload)
+                    written += len(header) + len(payload)
+                    offset += count
                 os.fsync(fd)
                 # Only now is the commit durable: record it as acknowledged before returning.
                 self.acknowledged.record(offset)
@@ -253,16 +260,22 @@ class RecordLog:
                     raise
                 # Take back any part of the commit that reached the file, so that a later
                 # commit from this process does not land after it.
-                try:
-                    os.ftruncate(fd, committed_size)
-                except OSError:
-                    self._failed = str(exc)
+                self._take_back(fd, committed_size, exc)
+                raise
+            except BaseException as exc:
+                self._take_back(fd, committed_size, exc)
                 raise
         finally:
             os.close(fd)
         self.next_offset = offset
-        self._committed_end = committed_size + sum(len(frame) for frame in frames)
+        self._committed_end = committed_size + written
         return first, offset - 1
+
+    def _take_back(self, fd: int, committed_size: int, exc: BaseException) -> None:
+        try:
+            os.ftruncate(fd, committed_size)
+        except OSError:
+            self._failed = str(exc)
 
     def _active_segment(self, next_offset: int) -> Path:
         if self.segments:
@@ -274,6 +287,19 @@ class RecordLog:
         fsync_directory(self.directory)
         self.segments.append((next_offset, path))
         return path
+
+
+def _marking_last(items: Iterable[tuple[bytes, int]]) -> Iterator[tuple[tuple[bytes, int], bool]]:
+    """Each item, and whether it is the last."""
+    iterator = iter(items)
+    try:
+        previous = next(iterator)
+    except StopIteration:
+        return
+    for item in iterator:
+        yield previous, False
+        previous = item
+    yield previous, True
 
 
 def _file_size(path: Path) -> int:

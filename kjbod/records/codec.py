@@ -108,7 +108,11 @@ _ALIASES = {cls: _aliases(cls) for cls in RECORD_TYPES}
 
 @dataclass(frozen=True)
 class RecordRun:
-    """`count` consecutive records of one type and version, as columns keyed by field name."""
+    """`count` consecutive records of one type and version, as columns keyed by field name.
+
+    A column is a list, or a numpy array (one row per record, or a 2-D one whose rows are the
+    records' lists), which slices without copying and encodes as the list it holds: an import
+    keeps millions of partitions as arrays and never builds their Python lists all at once."""
 
     record_type: type[Record]
     version: int
@@ -125,12 +129,18 @@ class RecordRun:
         stop = min(stop, self.count)
         return RecordRun(self.record_type, self.version, stop - start, {n: v[start:stop] for n, v in self.columns.items()})
 
+    def plain(self) -> RecordRun:
+        """The same run with every column a list (what replay reads)."""
+        if not any(hasattr(values, "tolist") for values in self.columns.values()):
+            return self
+        return RecordRun(self.record_type, self.version, self.count, {n: _as_list(v) for n, v in self.columns.items()})
+
     def records(self) -> list[Record]:
         """The run's records, each validated by pydantic."""
         names = list(self.columns)
         rows = [
             {"type": self.record_type.__name__, "version": self.version, **dict(zip(names, values))}
-            for values in zip(*self.columns.values())
+            for values in zip(*map(_as_list, self.columns.values()))
         ] if names else [{"type": self.record_type.__name__, "version": self.version}] * self.count
         try:
             return _RECORDS.validate_python(rows)
@@ -143,8 +153,19 @@ class RecordRun:
             "run": self.record_type.__name__,
             "version": self.version,
             "count": self.count,
-            "columns": {aliases[name]: values for name, values in self.columns.items()},
+            "columns": {aliases[name]: _encodable(values) for name, values in self.columns.items()},
         }
+
+
+def _as_list(values: Any) -> Any:
+    """A column as a list (a numpy array's `tolist`)."""
+    return values.tolist() if hasattr(values, "tolist") else values
+
+
+def _encodable(values: Any) -> Any:
+    """A column as orjson encodes it: a list, or a numpy array of numbers or booleans (an array
+    of strings, dtype object, it cannot)."""
+    return values.tolist() if getattr(getattr(values, "dtype", None), "kind", None) == "O" else values
 
 
 Entry = Union[Record, RecordRun]
@@ -190,7 +211,7 @@ def encode_entries(items: Iterable[Record | RecordRun]) -> tuple[bytes, int]:
     count = 0
     for entry in _group(items):
         if isinstance(entry, RecordRun):
-            parts.append(orjson.dumps(entry.to_json()))
+            parts.append(orjson.dumps(entry.to_json(), option=orjson.OPT_SERIALIZE_NUMPY))
             count += entry.count
         else:
             entry.check_version()

@@ -188,17 +188,29 @@ class ClusterState:
                 ) from exc
         return delta.apply()
 
-    def commit(self, entries: Sequence[Record | RecordRun]) -> Commit | None:
-        """Append records (and runs) as one commit and publish the new image; None if empty."""
+    def commit(self, entries: Sequence[Record | RecordRun], *, image: Image | None = None) -> Commit | None:
+        """Append records (and runs) as one commit and publish the new image; None if empty.
+
+        `image` is the image the records produce, when the caller built it from the same data
+        as the records (an import builds a million partitions' columns once, and both the
+        records and the image from them); otherwise the records are replayed into a delta of
+        the current image, which checks that every one applies."""
         if not self.writable:
             raise RuntimeError("the cluster state was opened read-only")
-        if not entries or not sum(entry_count(e) for e in entries):
+        count = sum(entry_count(e) for e in entries) if entries else 0
+        if not count:
             return None
-        with gc_paused():
-            new_image = self.validate(entries)
-        payloads = [encode_entries(batch) for batch in batch_entries(entries, RECORDS_PER_BATCH)]
+        if image is None:
+            with gc_paused():
+                new_image = self.validate(entries)
+        elif image.next_offset != self.image.next_offset + count:
+            raise RuntimeError(f"kjbod built an image at offset {image.offset} for records ending at {self.image.offset + count}; nothing was written")
+        else:
+            new_image = image
+        # Encoded batch by batch as the log writes them: never all at once.
+        payloads = (encode_entries(batch) for batch in batch_entries(entries, RECORDS_PER_BATCH))
         if self._progress is not ignore:
-            self._progress(f"Writing {sum(entry_count(e) for e in entries):,} records to {self.path}")
+            self._progress(f"Writing {count:,} records to {self.path}")
         try:
             first, last = self.log.append(payloads, _now_ms())
         except OSError as exc:

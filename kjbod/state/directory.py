@@ -14,6 +14,7 @@ from pathlib import Path
 
 from kjbod.common.callbacks import Progress, gc_paused, ignore
 from kjbod.errors import UserError
+from kjbod.image import Image
 from kjbod.log.lock import DEFAULT_LOCK_TIMEOUT
 from kjbod.records import Record
 from kjbod.records.codec import RecordRun
@@ -50,10 +51,11 @@ class StateDirectory:
         interrupted creation left is no obstacle: see kjbod.state.creation)."""
         inspect_target(self.path, f"Cannot import into {self.path}", _NEW_STATE_HINT)
 
-    def create(self, entries: Sequence[Record | RecordRun]) -> CreatedState:
+    def create(self, entries: Sequence[Record | RecordRun], *, image: Image | None = None) -> CreatedState:
         """A new state holding `entries` as one commit, then a snapshot so that the next command
-        opens it fast; it appears whole or not at all (kjbod.state.creation)."""
-        return self._create(entries, refusal=f"Cannot import into {self.path}", hint=_NEW_STATE_HINT, snapshot=True)
+        opens it fast; it appears whole or not at all (kjbod.state.creation). `image`: the image
+        the entries make, when the caller built it from the same data (see ClusterState.commit)."""
+        return self._create(entries, refusal=f"Cannot import into {self.path}", hint=_NEW_STATE_HINT, snapshot=True, image=image)
 
     def bootstrap(self, records: Sequence[Record]) -> bool:
         """A controller initialises the cluster state with its bootstrap records, once: True if
@@ -75,12 +77,12 @@ class StateDirectory:
         return False
 
     def _create(
-        self, entries: Sequence[Record | RecordRun], *, refusal: str, hint: str = "", snapshot: bool
+        self, entries: Sequence[Record | RecordRun], *, refusal: str, hint: str = "", snapshot: bool, image: Image | None = None
     ) -> CreatedState:
         with creating(self.path, refusal=refusal, hint=hint, lock_timeout=self.lock_timeout) as build:
             with ClusterState.open(build, write=True, lock_timeout=self.lock_timeout, notify=self.notify) as state:
                 with gc_paused():
-                    commit = state.commit(entries)
+                    commit = state.commit(entries, image=image)
                     written = None
                     if snapshot:
                         self.progress("Writing a snapshot")

@@ -58,10 +58,12 @@ def broker_rows(image: Image) -> list[dict[str, Any]]:
 
 
 def _broker_replicas(image: Image, broker_id: int) -> tuple[np.ndarray, np.ndarray, PartitionTable]:
-    """(rows, directory codes) of every replica listed on the broker, from the image's table."""
+    """(rows, directory codes) of every replica listed on the broker, from the image's table
+    (rows found for the broker's entries only: the row of every replica is millions of them)."""
     table = image.topics.table
     on_broker = np.flatnonzero(table.replicas.values == broker_id)
-    return table.replica_row[on_broker], table.directories[on_broker], table
+    rows = np.searchsorted(table.replicas.start, on_broker, side="right") - 1
+    return rows, table.directories[on_broker], table
 
 
 def broker_details(image: Image, broker_id: int) -> dict[str, Any]:
@@ -100,7 +102,10 @@ def broker_details(image: Image, broker_id: int) -> dict[str, Any]:
         (table.dir_ids[code], int(replicas[code])) for code in np.flatnonzero(replicas).tolist() if table.dir_ids[code] not in listed
     )
     # Offline replicas (the KIP-858 rule of replica_offline), in topic name then partition order.
-    first = table.first_listing[np.flatnonzero(table.replicas.values == broker_id)]  # a replica's directory is its first listing's
+    # A replica's directory is its first listing's: the broker's entries are in row order, so a
+    # second listing in a row follows its first.
+    first = np.ones(len(rows), np.bool_)
+    first[1:] = rows[1:] != rows[:-1]
     offline_codes = [c for c in np.unique(codes).tolist() if broker.fenced or not broker.has_online_dir(table.dir_ids[c])]
     offline_rows = np.unique(rows[first & np.isin(codes, offline_codes)])
     names = table.topic_names
@@ -142,24 +147,32 @@ def _partition_line(image: Image, topic: TopicImage, partition_id: int, p: Parti
     return line + f"\tDirectories: {directories}\tOffline: {ids(offline_replicas(image, p))}"
 
 
-def describe_topics(image: Image, name: str | None) -> tuple[list[str], list[dict[str, Any]]]:
-    """kafka-topics --describe lines (with kjbod's Directories and Offline), and the same as data."""
+def describe_topics(
+    image: Image, name: str | None, *, lines: bool = True, data: bool = True
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """kafka-topics --describe lines (with kjbod's Directories and Offline), and the same as data
+    (either may be left out: a command prints one or the other)."""
     if name is not None and name not in image.topics.by_name:
         raise UserError(f"Topic '{name}' does not exist as expected")
     names = [name] if name is not None else sorted(image.topics.by_name)
-    lines: list[str] = []
-    data = []
+    text: list[str] = []
+    documents = []
+    table = image.topics.table if lines else None
     for topic_name in names:
         topic = image.topics.by_name[topic_name]
         first = topic.partitions.get(min(topic.partitions)) if topic.partitions else None
         factor = len(first.replicas) - len(first.removing_replicas) if first else 0
-        lines.append(
-            f"Topic: {topic.name}\tTopicId: {topic.topic_id}\tPartitionCount: {len(topic.partitions)}"
-            f"\tReplicationFactor: {factor}\tConfigs: {_topic_configs(image, topic)}"
-        )
+        if lines:
+            text.append(
+                f"Topic: {topic.name}\tTopicId: {topic.topic_id}\tPartitionCount: {len(topic.partitions)}"
+                f"\tReplicationFactor: {factor}\tConfigs: {_topic_configs(image, topic)}"
+            )
+            found = _partition_lines(image, table, topic)  # type: ignore[arg-type]
+            text.extend(found if found is not None else (_partition_line(image, topic, pid, p) for pid, p in sorted(topic.partitions.items())))
+        if not data:
+            continue
         partitions = []
         for partition_id, p in sorted(topic.partitions.items()):
-            lines.append(_partition_line(image, topic, partition_id, p))
             partitions.append(
                 {
                     "partition": partition_id,
@@ -178,7 +191,7 @@ def describe_topics(image: Image, name: str | None) -> tuple[list[str], list[dic
                     "sizeBytes": topic.size(partition_id),
                 }
             )
-        data.append(
+        documents.append(
             {
                 "topic": topic.name,
                 "topicId": topic.topic_id,
@@ -188,4 +201,72 @@ def describe_topics(image: Image, name: str | None) -> tuple[list[str], list[dic
                 "partitions": partitions,
             }
         )
-    return lines, data
+    return text, documents
+
+
+def _partition_lines(image: Image, table: PartitionTable, topic: TopicImage) -> list[str] | None:
+    """The lines of _partition_line for every partition of a topic, made column by column from
+    the image's table (a hot topic has a hundred thousand partitions); None for a topic with a
+    replica list that names a broker twice, whose lines _partition_line makes one by one."""
+    t = table.name_index.get(topic.name)
+    if t is None or table.topic_ids[t] != topic.topic_id:
+        return None
+    lo, hi = table.rows(t)
+    if hi == lo:
+        return []
+    start = table.replicas.start
+    first, last = int(start[lo]), int(start[hi])
+    brokers = table.replicas.values[first:last]
+    codes = table.directories[first:last]
+    lengths = np.diff(start[lo : hi + 1])
+    row = np.repeat(np.arange(hi - lo), lengths)
+    for shift in range(1, int(lengths.max())):
+        if np.any((brokers[shift:] == brokers[:-shift]) & (row[shift:] == row[:-shift])):
+            return None
+    # Each (broker, directory) pair once: its label, and whether the replica is offline (the
+    # KIP-858 rule of replica_offline).
+    pairs, pair_of = np.unique((brokers.astype(np.int64) << 32) | codes.astype(np.int64), return_inverse=True)
+    dir_ids = table.dir_ids
+    labels, down = [], []
+    for key in pairs.tolist():
+        broker_id, directory = key >> 32, dir_ids[key & 0xFFFFFFFF]
+        labels.append(image.cluster.directory_label(broker_id, directory))
+        registration = image.cluster.brokers.get(broker_id)
+        down.append(registration is None or registration.fenced or not registration.has_online_dir(directory))
+    label = np.array(labels, dtype=object)[pair_of].tolist()
+    offline = np.array(down, np.bool_)[pair_of]
+    text = [str(b) for b in brokers.tolist()]
+    bounds = (start[lo : hi + 1] - first).tolist()
+    replicas = [",".join(text[bounds[i] : bounds[i + 1]]) for i in range(hi - lo)]
+    directories = [",".join(label[bounds[i] : bounds[i + 1]]) for i in range(hi - lo)]
+    offline_text = [""] * (hi - lo)
+    if offline.any():
+        for i in np.unique(row[offline]).tolist():
+            offline_text[i] = ",".join(b for b, gone in zip(text[bounds[i] : bounds[i + 1]], offline[bounds[i] : bounds[i + 1]].tolist()) if gone)
+    isr_start = table.isr.start
+    isr_values = table.isr.values[int(isr_start[lo]) : int(isr_start[hi])].tolist()
+    isr_bounds = (isr_start[lo : hi + 1] - isr_start[lo]).tolist()
+    isr = [",".join(map(str, isr_values[isr_bounds[i] : isr_bounds[i + 1]])) for i in range(hi - lo)]
+    leaders = ["none" if leader == -1 else str(leader) for leader in table.leader[lo:hi].tolist()]
+    ids = lambda values: ",".join(map(str, values))  # noqa: E731
+    reassigning = [""] * (hi - lo)
+    elr = [""] * (hi - lo)
+    last_known = [""] * (hi - lo)
+    for column, out in ((table.elr, elr), (table.last_known_elr, last_known)):
+        for r in _rows_in(column, lo, hi):
+            out[r - lo] = ids(column.get(r))
+    for r in sorted(set(_rows_in(table.adding, lo, hi)) | set(_rows_in(table.removing, lo, hi))):
+        reassigning[r - lo] = f"\tAdding Replicas: {ids(table.adding.get(r))}\tRemoving Replicas: {ids(table.removing.get(r))}"
+    head = f"\tTopic: {topic.name}\tPartition: "
+    return [
+        f"{head}{pid}\tLeader: {leader}\tReplicas: {r}\tIsr: {i}{extra}\tElr: {e}\tLastKnownElr: {k}\tDirectories: {d}\tOffline: {o}"
+        for pid, leader, r, i, extra, e, k, d, o in zip(
+            table.part_id[lo:hi].tolist(), leaders, replicas, isr, reassigning, elr, last_known, directories, offline_text
+        )
+    ]
+
+
+def _rows_in(column: Any, lo: int, hi: int) -> list[int]:
+    """The rows lo:hi whose list in a sparse column is not empty."""
+    rows = column.rows
+    return rows[int(np.searchsorted(rows, lo)) : int(np.searchsorted(rows, hi))].tolist()

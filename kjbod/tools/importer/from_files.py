@@ -42,6 +42,7 @@ from kjbod.common.versions import (
     parse_metadata_version,
 )
 from kjbod.errors import UserError
+from kjbod.image import Image
 from kjbod.records import (
     NO_LEADER,
     BrokerFeature,
@@ -600,6 +601,9 @@ class ImportSummary:
 class ImportPlan:
     entries: list[Record | RecordRun]
     summary: ImportSummary
+    # The image the entries make, when it was built with them (the columnar path); else the
+    # state replays them.
+    image: Image | None = None
 
 
 def resolve_metadata_version(text: str | None) -> MetadataVersion:
@@ -622,15 +626,21 @@ def bootstrap_feature_records(mv: MetadataVersion) -> tuple[Record, ...]:
     return feature_level_records(effective_feature_levels(mv, {}, unstable=False, dynamic_quorum=False))
 
 
-def plan_import(request: ImportRequest, *, progress: Progress = ignore, base_offset: int = 0) -> ImportPlan:
+def plan_import(request: ImportRequest, *, progress: Progress = ignore, base_offset: int = 0, columnar: bool = True) -> ImportPlan:
     """Read and check every input file, then build the records of the new state.
 
+    The usual input is read as columns (kjbod.tools.importer.columnar); anything else, or all
+    input with `columnar` False (tests compare the two), partition by partition.
     Raises ValidationFailed listing every problem when any input is wrong.
     """
     mv = resolve_metadata_version(request.metadata_version)
     problems = Problems()
     progress(f"Reading {request.brokers_file}")
     brokers = parse_brokers(request.brokers_file, problems)
+    if columnar and not problems and base_offset == 0:
+        planned = _plan_as_columns(request, brokers, mv, progress)
+        if planned is not None:
+            return planned
     progress(f"Reading {request.assignment_file}")
     topics = parse_assignment(request.assignment_file, brokers, problems)
     progress(f"Reading {', '.join(map(str, request.log_dirs_files)) or 'no log-dirs output'}")
@@ -644,10 +654,7 @@ def plan_import(request: ImportRequest, *, progress: Progress = ignore, base_off
     _check_brokers(brokers, seen, mv, str(request.brokers_file), problems)
     progress("Building the cluster state")
     builder = _Builder(mv, brokers, seen, str(request.assignment_file), problems)
-    entries: list[Record | RecordRun] = list(bootstrap_feature_records(mv))
-    if request.cluster_id is not None:
-        # No controller formatted this state: Kafka's "local controller" id stays unknown.
-        entries.append(KjbodClusterRecord(cluster_id=request.cluster_id))
+    entries = _head_records(request, mv)
     entries.extend(builder.broker_records(base_offset + len(entries)))
     for name in sorted(topics):
         entries.extend(builder.topic_entries(name, topics[name]))
@@ -670,6 +677,48 @@ def plan_import(request: ImportRequest, *, progress: Progress = ignore, base_off
         cluster_id=request.cluster_id,
     )
     return ImportPlan(entries, summary)
+
+
+def _head_records(request: ImportRequest, mv: MetadataVersion) -> list[Record | RecordRun]:
+    """The records before the brokers': the features `format` would give, the cluster's id."""
+    entries: list[Record | RecordRun] = list(bootstrap_feature_records(mv))
+    if request.cluster_id is not None:
+        # No controller formatted this state: Kafka's "local controller" id stays unknown.
+        entries.append(KjbodClusterRecord(cluster_id=request.cluster_id))
+    return entries
+
+
+def _plan_as_columns(request: ImportRequest, brokers: Mapping[int, BrokerSpec], mv: MetadataVersion, progress: Progress) -> ImportPlan | None:
+    """The usual input read, joined and built as columns (kjbod.tools.importer.columnar), or
+    None for input that is not the usual one, which the rest of plan_import reads."""
+    from kjbod.tools.importer.columnar import plan_columnar
+
+    progress(f"Reading {request.assignment_file} and {', '.join(map(str, request.log_dirs_files)) or 'no log-dirs output'}")
+    planned = plan_columnar(
+        request.assignment_file, request.log_dirs_files, brokers, _head_records(request, mv), mv,
+        topic_problem=_topic_name_problem, topic_id=topic_id_for,
+        broker_records=lambda first, seen: broker_records(mv, brokers, seen.offline, seen.capacities, first),
+        progress=progress,
+    )
+    if planned is None:
+        return None
+    summary = ImportSummary(
+        state="",
+        metadata_version=str(mv),
+        brokers=len(brokers),
+        directories=sum(len(b.dirs) for b in brokers.values()),
+        offline_directories=planned.offline_directories,
+        topics=planned.topics,
+        partitions=planned.partitions,
+        replicas=planned.replicas,
+        unassigned_replicas=planned.unassigned,
+        offline_replicas=planned.offline_replicas,
+        sized_partitions=planned.sized,
+        replica_logs=planned.replica_logs,
+        future_replicas=planned.futures,
+        cluster_id=request.cluster_id,
+    )
+    return ImportPlan(planned.entries, summary, planned.image)
 
 
 def _check_brokers(brokers: Mapping[int, BrokerSpec], seen: Observations, mv: MetadataVersion, source: str, problems: Problems) -> None:
@@ -696,6 +745,51 @@ def _check_brokers(brokers: Mapping[int, BrokerSpec], seen: Observations, mv: Me
             )
 
 
+def broker_records(
+    mv: MetadataVersion, brokers: Mapping[int, BrokerSpec], offline: Collection[tuple[int, str]],
+    capacities: Mapping[tuple[int, str], int], first_offset: int,
+) -> list[Record]:
+    """Every broker's registration and log directories, at offsets from `first_offset`:
+    `offline` (broker, directory id) pairs are left out of the registration, `capacities` are
+    the disk sizes the log-dirs output gives where the brokers file gives none."""
+    version = 4 if mv.cordoned_log_dirs_supported else mv.register_broker_record_version
+    features = tuple(
+        BrokerFeature(name=name, min_supported_version=low, max_supported_version=high)
+        for name, (low, high) in sorted(default_supported_ranges().items())
+    )
+    records: list[Record] = []
+    for broker_id in sorted(brokers):
+        spec = brokers[broker_id]
+        online = [d.directory_id for d in spec.dirs if (broker_id, d.directory_id) not in offline]
+        records.append(
+            RegisterBrokerRecord(
+                version=version,
+                broker_id=broker_id,
+                incarnation_id=derived_uuid("incarnation", broker_id),
+                # A broker's epoch is the offset of its registration (CCM:341-464).
+                broker_epoch=first_offset + len(records),
+                features=features,
+                rack=spec.rack,
+                fenced=False,
+                log_dirs=tuple(sorted(online, key=uuid_sort_key)) if mv.directory_assignment_supported else (),
+            )
+        )
+        records.append(
+            KjbodBrokerLogDirsRecord(
+                broker_id=broker_id,
+                log_dirs=tuple(
+                    # The brokers file's capacity_bytes, else the disk size kafka-log-dirs printed.
+                    KjbodLogDir(
+                        directory_id=d.directory_id, path=d.path,
+                        capacity_bytes=d.capacity_bytes if d.capacity_bytes is not None else capacities.get((broker_id, d.directory_id)),
+                    )
+                    for d in spec.dirs
+                ),
+            )
+        )
+    return records
+
+
 class _Builder:
     """Turns checked input into records: brokers as registration records, every topic's
     partitions, sizes and replica logs as column runs."""
@@ -712,43 +806,7 @@ class _Builder:
         self.replicas = self.unassigned = self.offline_replicas = self.sized = self.replica_logs = self.futures = 0
 
     def broker_records(self, first_offset: int) -> list[Record]:
-        mv = self.mv
-        version = 4 if mv.cordoned_log_dirs_supported else mv.register_broker_record_version
-        features = tuple(
-            BrokerFeature(name=name, min_supported_version=low, max_supported_version=high)
-            for name, (low, high) in sorted(default_supported_ranges().items())
-        )
-        records: list[Record] = []
-        for broker_id in sorted(self.brokers):
-            spec = self.brokers[broker_id]
-            online = [d.directory_id for d in spec.dirs if (broker_id, d.directory_id) not in self.offline]
-            records.append(
-                RegisterBrokerRecord(
-                    version=version,
-                    broker_id=broker_id,
-                    incarnation_id=derived_uuid("incarnation", broker_id),
-                    # A broker's epoch is the offset of its registration (CCM:341-464).
-                    broker_epoch=first_offset + len(records),
-                    features=features,
-                    rack=spec.rack,
-                    fenced=False,
-                    log_dirs=tuple(sorted(online, key=uuid_sort_key)) if mv.directory_assignment_supported else (),
-                )
-            )
-            records.append(
-                KjbodBrokerLogDirsRecord(
-                    broker_id=broker_id,
-                    log_dirs=tuple(
-                        # The brokers file's capacity_bytes, else the disk size kafka-log-dirs printed.
-                        KjbodLogDir(
-                            directory_id=d.directory_id, path=d.path,
-                            capacity_bytes=d.capacity_bytes if d.capacity_bytes is not None else self.seen.capacities.get((broker_id, d.directory_id)),
-                        )
-                        for d in spec.dirs
-                    ),
-                )
-            )
-        return records
+        return broker_records(self.mv, self.brokers, self.offline, self.seen.capacities, first_offset)
 
     def topic_entries(self, name: str, partitions: Mapping[int, PartitionSpec]) -> list[Record | RecordRun]:
         count = len(partitions)
@@ -898,5 +956,5 @@ def import_cluster(request: ImportRequest, target: NewState, *, progress: Progre
     target.check_new()
     with gc_paused():
         plan = plan_import(request, progress=progress)
-    write_new_state(target, plan.entries, plan.summary, progress=progress)
+    write_new_state(target, plan.entries, plan.summary, progress=progress, image=plan.image)
     return plan.summary

@@ -194,6 +194,9 @@ class SnapshotImportSummary:
 class SnapshotImportPlan:
     entries: list[Record | RecordRun]
     summary: SnapshotImportSummary
+    # The image the entries make (replayed once, as the plan was made), which the state writes
+    # without replaying them again.
+    image: Image | None = None
 
 
 # Joining paths to directory ids --------------------------------------------------------------------
@@ -402,7 +405,10 @@ def plan_snapshot_import(request: SnapshotImportRequest, *, progress: Progress =
     progress(f"Reading {request.snapshot}" + (f" and the log in {request.metadata_log}" if request.metadata_log else ""))
     metadata = _read(request)
     progress("Replaying the controller's records")
-    image = _replayed(EMPTY_IMAGE, metadata.entries, request.snapshot)
+    # The state names its cluster, as after `format` on a controller or `import cluster --cluster-id`:
+    # its record comes first, so that every record replays here at the offset it is written at.
+    cluster = [KjbodClusterRecord(cluster_id=request.cluster_id)] if request.cluster_id is not None else []
+    image = _replayed(EMPTY_IMAGE, [*cluster, *metadata.entries], request.snapshot)
     mv = image.features.metadata_version
     if mv is None:
         raise UserError(f"{request.snapshot} holds no metadata.version record; it is not a controller's snapshot of a cluster")
@@ -475,11 +481,11 @@ def plan_snapshot_import(request: SnapshotImportRequest, *, progress: Progress =
         from_log=request.metadata_log is not None,
         with_log_dirs=bool(request.log_dirs_files),
     )
-    # The state names its cluster, as after `format` on a controller or `import cluster --cluster-id`.
-    cluster = [KjbodClusterRecord(cluster_id=request.cluster_id)] if request.cluster_id is not None else []
     entries = [*cluster, *metadata.entries, *directory_records, *sizes_entries]
-    entries += _quorum_entries(image, metadata, sum(entry_count(e) for e in entries), summary)
-    return SnapshotImportPlan(entries, summary)
+    quorum = _quorum_entries(image, metadata, sum(entry_count(e) for e in entries), summary)
+    entries += quorum
+    final = _replayed(_replayed(image, sizes_entries, request.snapshot), quorum, request.snapshot)
+    return SnapshotImportPlan(entries, summary, final)
 
 
 def _quorum_entries(image: Image, metadata: ControllerMetadata, first_offset: int, summary: SnapshotImportSummary) -> list[Record]:
@@ -502,7 +508,7 @@ def import_from_snapshot(request: SnapshotImportRequest, target: NewState, *, pr
     # collector does not scan them all once more while it is written.
     with gc_paused(keep=True):
         plan = plan_snapshot_import(request, progress=progress)
-    write_new_state(target, plan.entries, plan.summary, progress=progress)
+    write_new_state(target, plan.entries, plan.summary, progress=progress, image=plan.image)
     return plan.summary
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 from kjbod.common.callbacks import Progress, ignore
+from kjbod.image import Image
 from kjbod.records import Record
 from kjbod.records.codec import RecordRun
 
@@ -21,7 +22,7 @@ class NewState(Protocol):
 
     def check_new(self) -> None: ...
 
-    def create(self, entries: Sequence[Record | RecordRun]) -> CreatedState: ...
+    def create(self, entries: Sequence[Record | RecordRun], *, image: Image | None = None) -> CreatedState: ...
 
 
 class CreatedState(Protocol):
@@ -37,10 +38,13 @@ class Written(Protocol):
     snapshot: str | None
 
 
-def write_new_state(target: NewState, entries: Sequence[Record | RecordRun], summary: Written, *, progress: Progress = ignore) -> None:
-    """Create the state with one commit and a snapshot; the summary learns where and how much."""
+def write_new_state(
+    target: NewState, entries: Sequence[Record | RecordRun], summary: Written, *, progress: Progress = ignore, image: Image | None = None
+) -> None:
+    """Create the state with one commit and a snapshot; the summary learns where and how much.
+    `image`: the image the entries make, built from the same data (see ClusterState.commit)."""
     progress(f"Writing {sum(e.count if isinstance(e, RecordRun) else 1 for e in entries)} records to {target.path}")
-    created = target.create(entries)
+    created = target.create(entries, image=image)
     summary.state = str(target.path)
     summary.records = created.records
     summary.snapshot = str(created.snapshot)

@@ -411,7 +411,7 @@ def test_invalid_input_writes_nothing(files: ImportRequest, tmp_path: Path) -> N
 
 
 def test_a_failure_while_writing_leaves_the_directory_as_it_was(files: ImportRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def full_disk(self: ClusterState, entries: object) -> None:
+    def full_disk(self: ClusterState, entries: object, **options: object) -> None:
         raise OSError(28, "No space left on device", str(self.path))
 
     monkeypatch.setattr(ClusterState, "commit", full_disk)
