@@ -219,7 +219,9 @@ class ClusterControl:
                 fenced=fenced,
                 in_controlled_shutdown=in_controlled_shutdown if version >= 1 else False,
                 log_dirs=online if mv.directory_assignment_supported else (),
-                cordoned_log_dirs=tuple(sorted(cordoned, key=uuid_sort_key)) if version >= 4 else (),
+                # The registration with its first heartbeat: Kafka writes null at registration, then the
+                # broker reports its cordoned directories (RegisterBrokerRecord v4, KIP-1066).
+                cordoned_log_dirs=tuple(sorted(cordoned, key=uuid_sort_key)) if version >= 4 else None,
             ),
             KjbodBrokerLogDirsRecord(broker_id=request.broker_id, log_dirs=request.log_dirs),
         ]

@@ -20,6 +20,7 @@ from kjbod.image.topics import PartitionRegistration, TopicsDelta, TopicsImage
 from kjbod.records import (
     CONFIG_RESOURCE_TOPIC,
     BrokerRegistrationChangeRecord,
+    ClearElrRecord,
     ConfigRecord,
     FeatureLevelRecord,
     FenceBrokerRecord,
@@ -41,6 +42,7 @@ from kjbod.records import (
     TopicRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
+    UnregisterControllerRecord,
     VotersRecord,
 )
 from kjbod.records.codec import RecordRun
@@ -202,6 +204,10 @@ class Delta:
                 self._set_identity(record)
             case RegisterControllerRecord():
                 self.cluster().replay_register_controller(record)
+            case UnregisterControllerRecord():
+                self.cluster().replay_unregister_controller(record)
+            case ClearElrRecord():
+                self.topics().replay_clear_elr(record)
             case KRaftVersionRecord():
                 self.quorum().replay_kraft_version(record)
             case VotersRecord():

@@ -28,6 +28,7 @@ from kjbod.records.metadata import (
     BrokerEndpoint,
     BrokerFeature,
     BrokerRegistrationChangeRecord,
+    ClearElrRecord,
     ConfigRecord,
     ControllerEndpoint,
     ControllerFeature,
@@ -42,12 +43,14 @@ from kjbod.records.metadata import (
     TopicRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
+    UnregisterControllerRecord,
 )
 
 __all__ = [
     "BrokerEndpoint",
     "BrokerFeature",
     "BrokerRegistrationChangeRecord",
+    "ClearElrRecord",
     "CONFIG_RESOURCE_BROKER",
     "CONFIG_RESOURCE_TOPIC",
     "ConfigRecord",
@@ -85,6 +88,7 @@ __all__ = [
     "UNFENCE",
     "UnfenceBrokerRecord",
     "UnregisterBrokerRecord",
+    "UnregisterControllerRecord",
     "Voter",
     "VoterEndpoint",
     "VotersRecord",

@@ -36,6 +36,7 @@ from kjbod.records.kjbod_records import (
 )
 from kjbod.records.metadata import (
     BrokerRegistrationChangeRecord,
+    ClearElrRecord,
     ConfigRecord,
     FeatureLevelRecord,
     FenceBrokerRecord,
@@ -48,6 +49,7 @@ from kjbod.records.metadata import (
     TopicRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
+    UnregisterControllerRecord,
 )
 
 RECORD_TYPES: tuple[type[Record], ...] = (
@@ -64,6 +66,8 @@ RECORD_TYPES: tuple[type[Record], ...] = (
     BrokerRegistrationChangeRecord,
     NoOpRecord,
     RegisterControllerRecord,
+    ClearElrRecord,
+    UnregisterControllerRecord,
     KRaftVersionRecord,
     VotersRecord,
     KjbodBrokerLogDirsRecord,

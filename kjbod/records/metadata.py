@@ -4,8 +4,10 @@ Field names, defaults and versions follow Kafka's schemas; the api key and valid
 class attributes. Sentinels keep Kafka's meaning: Leader -2 and LeaderRecoveryState -1 mean
 "unchanged" in a PartitionChangeRecord, and a null list means "unchanged".
 
-Cordoned directories (KIP-1066, metadata.version 4.3-IV0) are modelled as the KIP describes them:
-a `CordonedLogDirs` list on RegisterBrokerRecord v4 and BrokerRegistrationChangeRecord v3.
+Cordoned directories (KIP-1066, metadata.version 4.3-IV0) are modelled as Kafka 4.3 ships them:
+a nullable `CordonedLogDirs` list on RegisterBrokerRecord v4 (null until the broker's heartbeats
+report its cordoned directories, an empty list once it has reported none) and on
+BrokerRegistrationChangeRecord v3 (null for no change).
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ class RegisterBrokerRecord(Record):
     fenced: bool = Field(True, description="True if the broker is fenced.")
     in_controlled_shutdown: bool = since(1, default=False, description="True if the broker is in controlled shutdown.")
     log_dirs: tuple[UuidText, ...] = since(3, default=(), description="Log directories configured in this broker which are available.")
-    cordoned_log_dirs: tuple[UuidText, ...] = since(4, default=(), description="Log directories that take no new replicas (KIP-1066).")
+    cordoned_log_dirs: tuple[UuidText, ...] | None = since(4, default=None, description="Log directories that are cordoned; null until the broker's heartbeats report them (KIP-1066).")
 
 
 class UnregisterBrokerRecord(Record):
@@ -221,3 +223,22 @@ class RegisterControllerRecord(Record):
     zk_migration_ready: bool = Field(False, description="Set if the required configurations for ZK migration are present.")
     end_points: tuple[ControllerEndpoint, ...] = Field((), description="The endpoints that can be used to communicate with this controller.")
     features: tuple[ControllerFeature, ...] = Field((), description="The features on this controller")
+
+
+class ClearElrRecord(Record):
+    """Clears the ELR and last known ELR of every partition of a topic, or of every topic when
+    the name is empty (KIP-966; replayed without a partition or leader epoch change)."""
+
+    API_KEY = 28
+    VERSIONS = range(0, 1)
+    type: Literal["ClearElrRecord"] = "ClearElrRecord"
+    topic_name: str = Field(description="The name of the topic to clear ELRs for, or empty if all ELRs should be cleared.")
+
+
+class UnregisterControllerRecord(Record):
+    """Removes a controller's registration (KIP-1312, metadata.version 4.4-IV2)."""
+
+    API_KEY = 29
+    VERSIONS = range(0, 1)
+    type: Literal["UnregisterControllerRecord"] = "UnregisterControllerRecord"
+    controller_id: Int32 = Field(description="The controller id.")

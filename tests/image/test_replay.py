@@ -10,17 +10,22 @@ from kjbod.image import EMPTY_IMAGE, Delta, replay_all
 from kjbod.records import (
     CONFIG_RESOURCE_TOPIC,
     BrokerRegistrationChangeRecord,
+    ClearElrRecord,
     ConfigRecord,
     FeatureLevelRecord,
     KjbodClockRecord,
     KjbodClusterRecord,
     PartitionChangeRecord,
     PartitionRecord,
+    ControllerFeature,
     RegisterBrokerRecord,
+    RegisterControllerRecord,
     RemoveTopicRecord,
     TopicRecord,
     UnregisterBrokerRecord,
+    UnregisterControllerRecord,
 )
+from kjbod.common.versions import metadata_version_for_level
 
 T = "cJ3rE4bvQc2w5Y0kT1q9Zg"
 D1, D2, D3 = "ZNJ-ywU0nnQwRv5eRRU9ow", "XcZZOzUqS4yHOjhMQB6JLQ", "AAAAAAAAAAAAAAAAAAAAZA"
@@ -191,6 +196,52 @@ def test_a_feature_kjbod_does_not_model_is_kept_as_its_level() -> None:
     assert "share.version" not in image.features.finalized
     with pytest.raises(ReplayError, match="No feature:group.version with feature level 7"):
         replay_all(image, [FeatureLevelRecord(name="group.version", feature_level=7)])
+
+def test_a_clear_elr_record_empties_the_elr_of_one_topic_or_of_all_without_moving_an_epoch() -> None:
+    other = "AAAAAAAAAAAAAAAAAAAAQA"
+    elr = dict(version=2, eligible_leader_replicas=(2,), last_known_elr=(3,))
+    base = replay_all(EMPTY_IMAGE, [
+        *topic_with_partition(**elr),
+        TopicRecord(name="audit", topic_id=other),
+        PartitionRecord(version=2, partition_id=0, topic_id=other, replicas=(1,), isr=(1,), leader=1, leader_epoch=4, partition_epoch=7,
+                        directories=(D1,), last_known_elr=(1,)),
+        PartitionRecord(version=2, partition_id=1, topic_id=other, replicas=(1,), isr=(1,), leader=1, directories=(D1,)),
+    ])
+    one = replay_all(base, [ClearElrRecord(topic_name="orders")])
+    assert (one.topics.partition(T, 0).elr, one.topics.partition(T, 0).last_known_elr) == ((), ())
+    assert one.topics.partition(other, 0).last_known_elr == (1,)
+    assert one.topics.get(other) is base.topics.get(other)  # a topic the record does not touch is shared
+    every = replay_all(base, [ClearElrRecord(topic_name="")])
+    cleared = every.topics.partition(other, 0)
+    assert cleared.last_known_elr == () and (cleared.leader_epoch, cleared.partition_epoch) == (4, 7)
+    assert every.topics.partition(T, 0).elr == ()
+    with pytest.raises(ReplayError, match="Unable to clear elr for topic with name gone: no such topic found."):
+        replay_all(base, [ClearElrRecord(topic_name="gone")])
+
+
+def test_unregistering_a_controller_removes_its_registration() -> None:
+    registration = RegisterControllerRecord(controller_id=3000, incarnation_id=INC,
+                                            features=(ControllerFeature(name="metadata.version", min_supported_version=7, max_supported_version=33),))
+    image = replay_all(EMPTY_IMAGE, [registration, UnregisterControllerRecord(controller_id=3000)])
+    assert dict(image.cluster.controllers) == {}
+    with pytest.raises(ReplayError, match="no controller registration found for that id"):
+        replay_all(image, [UnregisterControllerRecord(controller_id=3000)])
+
+
+def test_cordoned_directories_not_reported_yet_stay_null_and_an_empty_report_stays_empty() -> None:
+    """KIP-1066 as released: RegisterBrokerRecord v4's CordonedLogDirs is null until the broker
+    reports; the image keeps null apart from [] and writes each back as it was."""
+    mv = metadata_version_for_level(30)
+    fresh = RegisterBrokerRecord(version=4, broker_id=1, incarnation_id=INC, broker_epoch=10, log_dirs=(D1, D2))
+    image = replay_all(EMPTY_IMAGE, [fresh])
+    assert not image.cluster.brokers[1].cordoned_reported
+    assert image.cluster.brokers[1].to_record(mv).cordoned_log_dirs is None
+    reported = replay_all(image, [BrokerRegistrationChangeRecord(version=3, broker_id=1, broker_epoch=10, cordoned_log_dirs=())])
+    assert reported.cluster.brokers[1].cordoned_reported
+    assert reported.cluster.brokers[1].to_record(mv).cordoned_log_dirs == ()
+    again = replay_all(EMPTY_IMAGE, [reported.cluster.brokers[1].to_record(mv)])
+    assert again.cluster.brokers[1] == reported.cluster.brokers[1]
+
 
 def test_the_clock_never_goes_back() -> None:
     image = replay_all(EMPTY_IMAGE, [KjbodClockRecord(time_ms=10)])
