@@ -41,7 +41,8 @@ def format_command(
         Optional[str],
         typer.Option(
             "--release-version", "-r", metavar="VERSION",
-            help="The metadata.version to bootstrap, e.g. 4.3 or 4.3-IV0 (default: the latest production version, 4.3-IV0).",
+            help="The release version to use for the initial feature settings, e.g. 4.4 or 4.4-IV2. The minimum is 3.3-IV3; "
+            "the default is the latest production version of --kafka-version (4.4-IV2 for 4.4, 4.3-IV0 for 4.3).",
             autocompletion=completion.release_version,
         ),
     ] = None,
@@ -70,11 +71,14 @@ def format_command(
 ) -> None:
     """Format this node's log directories, as kafka-storage format.
 
-    Writes meta.properties (cluster id, node id, a new directory.id) and bootstrap.checkpoint in
-    every directory that needs them, and with --standalone or --initial-controllers the KIP-853
-    bootstrap snapshot (the initial voter set) in the metadata directory; formatted directories
-    are never modified. On a controller, also initialises the cluster state (--state) with the
-    bootstrap feature levels if it holds no records yet.
+    Writes meta.properties (cluster id, node id, a new directory.id) in every directory that needs
+    one, and the bootstrap metadata as the --kafka-version's kafka-storage writes it: at 4.4, on a
+    controller, the bootstrap snapshot __cluster_metadata-0/00000000000000000000-0000000000.checkpoint
+    (kraft.version, the initial voters of --standalone or --initial-controllers, the bootstrap
+    records); at 4.3, bootstrap.checkpoint in every directory and, with --standalone or
+    --initial-controllers, the KIP-853 bootstrap snapshot (the voter set) in the metadata directory.
+    Formatted directories are never modified. On a controller, also initialises the cluster state
+    (--state) with the bootstrap metadata if it holds no records yet.
 
     Example: kjbod format -c /etc/kafka/server.properties -t XcZZOzUqS4yHOjhMQB6JLQ --ignore-formatted
     """
@@ -91,6 +95,7 @@ def format_command(
         standalone=standalone,
         initial_controllers=initial_controllers,
         no_initial_controllers=no_initial_controllers,
+        release=app_.kafka,
     )
     try:
         outcome = format_storage(request, app_.state_directory(), dry_run=dry_run)

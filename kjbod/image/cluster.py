@@ -97,7 +97,7 @@ class BrokerRegistration:
         return not self.fenced and not self.in_controlled_shutdown
 
     def to_record(self, mv: MetadataVersion) -> RegisterBrokerRecord:
-        version = 4 if mv.cordoned_log_dirs_supported else mv.register_broker_record_version
+        version = mv.register_broker_record_version
         return RegisterBrokerRecord(
             version=version,
             broker_id=self.id,

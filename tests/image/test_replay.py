@@ -178,24 +178,26 @@ def test_feature_levels_and_an_unknown_level() -> None:
     assert (image.features.metadata_version.name, image.features.level("group.version")) == ("4.3-IV0", 1)
     image = replay_all(image, [FeatureLevelRecord(name="group.version", feature_level=0)])
     assert image.features.level("group.version") == 0 and "group.version" not in image.features.finalized
-    with pytest.raises(ReplayError, match="No MetadataVersion with feature level 99"):
-        replay_all(image, [FeatureLevelRecord(name="metadata.version", feature_level=99)])
+    # A newer release's metadata.version is kept as its level; one below the minimum is refused.
+    assert replay_all(image, [FeatureLevelRecord(name="metadata.version", feature_level=99)]).features.metadata_version.name == "UNKNOWN 99"
+    with pytest.raises(ReplayError, match="No MetadataVersion with feature level 6"):
+        replay_all(image, [FeatureLevelRecord(name="metadata.version", feature_level=6)])
 
 
 
-def test_a_feature_kjbod_does_not_model_is_kept_as_its_level() -> None:
-    """Every cluster formatted by Kafka 4.1+ finalizes eligible.leader.replicas.version (and 4.2+
-    share.version, streams.version); the image keeps them so export writes them back."""
+def test_a_feature_kjbod_does_not_know_is_kept_as_its_level() -> None:
+    """A newer release's feature (or level) is kept as the cluster finalized it, so export writes it back."""
     image = replay_all(EMPTY_IMAGE, [FeatureLevelRecord(name="metadata.version", feature_level=30),
-                                     FeatureLevelRecord(name="eligible.leader.replicas.version", feature_level=1),
+                                     FeatureLevelRecord(name="future.version", feature_level=3),
                                      FeatureLevelRecord(name="share.version", feature_level=1)])
-    assert dict(image.features.finalized) == {"eligible.leader.replicas.version": 1, "share.version": 1}
+    assert dict(image.features.finalized) == {"future.version": 3, "share.version": 1}
     assert [(r.name, r.feature_level) for r in image.features.write()] == [
-        ("metadata.version", 30), ("eligible.leader.replicas.version", 1), ("share.version", 1)]
-    image = replay_all(image, [FeatureLevelRecord(name="share.version", feature_level=0)])
-    assert "share.version" not in image.features.finalized
-    with pytest.raises(ReplayError, match="No feature:group.version with feature level 7"):
-        replay_all(image, [FeatureLevelRecord(name="group.version", feature_level=7)])
+        ("metadata.version", 30), ("future.version", 3), ("share.version", 1)]
+    image = replay_all(image, [FeatureLevelRecord(name="future.version", feature_level=0)])
+    assert "future.version" not in image.features.finalized
+    # As Kafka's image (FeaturesDelta.replay), any level of any other feature is kept: a newer
+    # release's level of a feature kjbod knows too.
+    assert replay_all(image, [FeatureLevelRecord(name="group.version", feature_level=7)]).features.level("group.version") == 7
 
 def test_a_clear_elr_record_empties_the_elr_of_one_topic_or_of_all_without_moving_an_epoch() -> None:
     other = "AAAAAAAAAAAAAAAAAAAAQA"

@@ -36,18 +36,9 @@ from enum import Enum
 from pathlib import Path
 
 from kjbod.common.java import hashmap_order, parse_java_int, string_hash
+from kjbod.common.kafka_release import NEWEST, KafkaRelease
 from kjbod.common.kafka_uuid import DirectoryId
-from kjbod.common.versions import (
-    FEATURES,
-    KRAFT_VERSION,
-    LATEST_PRODUCTION,
-    LATEST_TESTING,
-    METADATA_VERSION,
-    MetadataVersion,
-    feature,
-    metadata_version_for_level,
-    parse_metadata_version,
-)
+from kjbod.common.versions import KRAFT_VERSION, METADATA_VERSION, MetadataVersion, validate_dependencies
 from kjbod.errors import UsageError, UserError
 from kjbod.records import FeatureLevelRecord
 from kjbod.kafka_formats.bootstrap_checkpoint import write_bootstrap_checkpoint
@@ -114,6 +105,8 @@ class FormatRequest:
     standalone: bool = False
     initial_controllers: str | None = None
     no_initial_controllers: bool = False
+    # The kafka-storage release this format mirrors (--kafka-version).
+    release: KafkaRelease = NEWEST
 
     def __post_init__(self) -> None:
         # argparse's mutually exclusive group: a command-line structure error (exit 2).
@@ -149,59 +142,63 @@ def parse_feature_flags(values: Sequence[str]) -> dict[str, int]:
 # Versions and features -------------------------------------------------------------------------
 
 
-def _verify_release(mv: MetadataVersion, unstable: bool) -> MetadataVersion:
-    # Kafka also refuses levels <= 0 ("is too old to be supported"); kjbod's table starts at
-    # 3.3-IV3 (level 7), so such a version cannot be named here at all.
-    if not unstable and mv.level > LATEST_PRODUCTION.level:
+def _verify_release(mv: MetadataVersion, unstable: bool, release: KafkaRelease) -> MetadataVersion:
+    """Formatter.verifyReleaseVersion (4.4.0 :295-301)."""
+    if not unstable and not release.is_production(mv):
         raise FormatError(f"metadata.version {mv} is not yet stable.")
     return mv
 
 
 def effective_metadata_version(
-    release: MetadataVersion | None, requested: dict[str, int], unstable: bool
+    release_version: MetadataVersion | None, requested: dict[str, int], unstable: bool, release: KafkaRelease
 ) -> MetadataVersion:
-    """Formatter.calculateEffectiveReleaseVersion (§1.4.3)."""
+    """Formatter.calculateEffectiveReleaseVersion (4.4.0 :278-290)."""
     if METADATA_VERSION in requested:
-        if release is not None:
+        if release_version is not None:
             raise FormatError("Use --release-version instead of --feature metadata.version=X to avoid ambiguity.")
         try:
-            mv = metadata_version_for_level(requested[METADATA_VERSION])
+            mv = release.metadata_version_for_level(requested[METADATA_VERSION])
         except ValueError as exc:
             raise FormatError(str(exc)) from None
-        return _verify_release(mv, unstable)
-    if release is not None:
-        return _verify_release(release, unstable)
-    return LATEST_TESTING if unstable else LATEST_PRODUCTION
+        return _verify_release(mv, unstable, release)
+    if release_version is not None:
+        return _verify_release(release_version, unstable, release)
+    return release.latest(unstable)
+
+
+_DYNAMIC_FLAGS = "controller.quorum.voters is empty and one of the flags --standalone, --initial-controllers, or --no-initial-controllers is used"
 
 
 def _kraft_version(requested: int | None, dynamic_quorum: bool) -> int:
-    """Formatter.calculateEffectiveKRaftVersion: 1 with KIP-853 voters, else 0 (§1.4.4)."""
+    """Formatter.effectiveKRaftFeatureLevel (4.4.0 :356-380): 1 when controller.quorum.voters is
+    empty (a dynamic, KIP-853 quorum), else 0."""
     if requested is None:
         return 1 if dynamic_quorum else 0
     if requested == 0 and dynamic_quorum:
         raise FormatError(
-            "Cannot set kraft.version to 0 if KIP-853 configuration is present. "
-            "Try removing the --feature flag for kraft.version."
+            f"Cannot set kraft.version to 0 if {_DYNAMIC_FLAGS}. "
+            "For dynamic controllers support, try removing the --feature flag for kraft.version."
         )
     if requested != 0 and not dynamic_quorum:
         raise FormatError(
-            f"Cannot set kraft.version to {requested} unless KIP-853 configuration is present. "
-            "Try removing the --feature flag for kraft.version."
+            f"Cannot set kraft.version to {requested} unless {_DYNAMIC_FLAGS}. For dynamic controllers support, try using "
+            "one of --standalone, --initial-controllers, or --no-initial-controllers and removing controller.quorum.voters."
         )
     return requested
 
 
 def effective_feature_levels(
-    mv: MetadataVersion, requested: dict[str, int], unstable: bool, dynamic_quorum: bool
+    mv: MetadataVersion, requested: dict[str, int], unstable: bool, dynamic_quorum: bool, release: KafkaRelease
 ) -> dict[str, int]:
-    """Formatter.calculateEffectiveFeatureLevels (§1.4.4); sorted by name, metadata.version included."""
-    supported = sorted(item.name for item in FEATURES)
+    """Formatter.calculateEffectiveFeatureLevels (4.4.0 :305-343); sorted by name (a TreeMap),
+    metadata.version included."""
+    supported = {item.name: item for item in release.features}
     for name in sorted(requested):
         if name != METADATA_VERSION and name not in supported:
-            raise FormatError(f"Unsupported feature: {name}. Supported features are: {', '.join(supported)}")
+            raise FormatError(f"Unsupported feature: {name}. Supported features are: {', '.join(sorted(supported))}")
     levels = dict(requested)
     levels[METADATA_VERSION] = mv.level
-    for item in FEATURES:
+    for item in release.features:
         if item.name == KRAFT_VERSION:
             levels[KRAFT_VERSION] = _kraft_version(requested.get(KRAFT_VERSION), dynamic_quorum)
         elif item.name not in requested:
@@ -210,15 +207,12 @@ def effective_feature_levels(
     for name, level in levels.items():
         if name == METADATA_VERSION:
             continue
+        item = supported[name]
         try:
-            chosen = feature(name).level(level, allow_unstable=unstable)
+            chosen = item.level(level, None if unstable else release.feature_latest_production(item))
+            validate_dependencies(name, chosen, levels)
         except ValueError as exc:
             raise FormatError(str(exc)) from None
-        # Features.validateVersion; its "depends on metadata.version=4 (3.3-IV0)" rule cannot
-        # fail here because every metadata.version kjbod knows is at least level 7.
-        for dependency, needed in chosen.dependencies:
-            if levels.get(dependency, -1) < needed:
-                raise FormatError(f"{name} could not be set to {level} because it depends on {dependency} level {needed}")
     return levels
 
 
@@ -269,6 +263,7 @@ class DirectoryPlan:
 
 @dataclass(frozen=True)
 class FormatPlan:
+    release: KafkaRelease
     config: NodeConfig
     cluster_id: str
     metadata_version: MetadataVersion
@@ -295,12 +290,12 @@ class FormatPlan:
 
 
 def _release_version(request: FormatRequest, config: NodeConfig) -> MetadataVersion | None:
-    """--release-version, else the config's inter.broker.protocol.version (StorageTool:132-136)."""
-    text = request.release_version if request.release_version is not None else config.inter_broker_protocol_version
-    if text is None:
+    """--release-version through `MetadataVersion.fromVersionString(v, unstable.feature.versions.enable)`
+    (4.4.0 StorageTool :135-140). Kafka 4.x reads no inter.broker.protocol.version (a 3.x config)."""
+    if request.release_version is None:
         return None
     try:
-        return parse_metadata_version(text)
+        return request.release.parse_metadata_version(request.release_version, unstable=config.unstable_feature_versions)
     except ValueError as exc:
         raise FormatError(str(exc)) from None
 
@@ -337,6 +332,13 @@ def plan_format(request: FormatRequest, *, rng: random.Random | None = None) -> 
             "Formatting is only supported for clusters in KRaft mode."
         )
     release = _release_version(request, config)
+    requested = parse_feature_flags(request.features)
+    if config.quorum_voters and (request.initial_controllers is not None or request.standalone):
+        raise FormatError(
+            "You cannot specify controller.quorum.voters and format the node with --initial-controllers or --standalone. "
+            "If you want to use dynamic quorum, please remove controller.quorum.voters and specify "
+            "controller.quorum.bootstrap.servers instead."
+        )
     voters: tuple[DynamicVoter, ...] = ()
     if request.initial_controllers is not None:
         voters = parse_voters(request.initial_controllers)
@@ -351,12 +353,12 @@ def plan_format(request: FormatRequest, *, rng: random.Random | None = None) -> 
         # KafkaConfig refuses such a config before StorageTool runs; the bootstrap snapshot
         # names its voters' endpoint after the first controller listener.
         raise FormatError("controller.listener.names must contain at least one value when running KRaft with just the broker role")
-    requested = parse_feature_flags(request.features)
     # Formatter.run() from here on.
     if config.node_id < 0:
         raise FormatError(f"You must specify a valid non-negative node ID. (node.id in {config.path})")
-    mv = effective_metadata_version(release, requested, config.unstable_feature_versions)
-    levels = effective_feature_levels(mv, requested, config.unstable_feature_versions, bool(voters))
+    mv = effective_metadata_version(release, requested, config.unstable_feature_versions, request.release)
+    # hasDynamicQuorum = controller.quorum.voters is empty (4.4.0 StorageTool :150-151).
+    levels = effective_feature_levels(mv, requested, config.unstable_feature_versions, not config.quorum_voters, request.release)
     records = feature_level_records(levels)
 
     ensemble = Ensemble.load(config.directories)
@@ -381,6 +383,7 @@ def plan_format(request: FormatRequest, *, rng: random.Random | None = None) -> 
             )
         taken.add(voter_id)
     return FormatPlan(
+        release=request.release,
         config=config,
         cluster_id=request.cluster_id,
         metadata_version=mv,
@@ -574,26 +577,47 @@ def bootstrap_voters(plan: FormatPlan) -> list[Voter]:
     ]
 
 
+def _writes_bootstrap_snapshot(plan: FormatPlan, directory: DirectoryPlan) -> bool:
+    """Whether this directory gets the 0-0 bootstrap snapshot: at 4.4, a controller's metadata
+    directory (`setWriteBootstrapSnapshot(process.roles contains controller)` and
+    `DirectoryType.isMetadataDirectory`, 4.4.0 StorageTool :128, Formatter :453); at 4.3, a
+    dynamic metadata directory (its voter set only, Formatter.writeDynamicQuorumSnapshot)."""
+    if plan.release.writes_bootstrap_snapshot:
+        return plan.config.is_controller and directory.kind is not DirectoryKind.DATA
+    return directory.kind in (DirectoryKind.DYNAMIC_METADATA, DirectoryKind.DYNAMIC_METADATA_VOTER)
+
+
 def write_directory(plan: FormatPlan, directory: DirectoryPlan, date: datetime | None = None) -> None:
-    """Create the directory and write its files as Kafka's Formatter does: bootstrap.checkpoint,
-    for a dynamic metadata directory the KIP-853 bootstrap snapshot
-    (`__cluster_metadata-0/00000000000000000000-0000000000.checkpoint`, the initial voter set),
-    then meta.properties (its presence is what makes a directory formatted). On failure the
-    directory is left as it was found: the files written and the directories created for it are
-    removed again."""
+    """Create the directory and write its files as Kafka's Formatter does, then meta.properties
+    (its presence is what makes a directory formatted):
+    - Kafka 4.3: bootstrap.checkpoint in every directory, and in a dynamic metadata directory the
+      KIP-853 bootstrap snapshot (`__cluster_metadata-0/00000000000000000000-0000000000.checkpoint`)
+      holding the initial voter set;
+    - Kafka 4.4 (KAFKA-19648): no bootstrap.checkpoint; a controller's metadata directory gets the
+      bootstrap snapshot holding kraft.version, the initial voters (if any) and the bootstrap records.
+    On failure the directory is left as it was found: the files written and the directories
+    created for it are removed again."""
     path = Path(directory.path)
     created = _create_directories(path)
     written: list[Path] = []
     try:
         timestamp_ms = None if date is None else int(date.timestamp() * 1000)
-        written.append(write_bootstrap_checkpoint(path, plan.records, timestamp_ms))
-        if directory.kind in (DirectoryKind.DYNAMIC_METADATA, DirectoryKind.DYNAMIC_METADATA_VOTER):
+        if not plan.release.writes_bootstrap_snapshot:
+            written.append(write_bootstrap_checkpoint(path, plan.records, timestamp_ms))
+        if _writes_bootstrap_snapshot(plan, directory):
             snapshot_dir = path / CLUSTER_METADATA_DIR
             if not snapshot_dir.exists():
                 written.append(snapshot_dir)
             clock = (lambda: time.time_ns() // 1_000_000) if timestamp_ms is None else timestamp_ms
+            records = plan.records if plan.release.writes_bootstrap_snapshot else ()
             written.append(
-                write_bootstrap_snapshot(path, bootstrap_voters(plan), kraft_version=plan.feature_levels[KRAFT_VERSION], timestamp_ms=clock)
+                write_bootstrap_snapshot(
+                    path,
+                    bootstrap_voters(plan) if plan.initial_controllers else None,
+                    kraft_version=plan.feature_levels[KRAFT_VERSION],
+                    timestamp_ms=clock,
+                    records=records,
+                )
             )
         write_meta_properties(path, plan.meta_properties(directory).to_properties(), date)
     except BaseException:
