@@ -50,6 +50,15 @@ def format_command(
         Optional[list[str]],
         typer.Option("--feature", "-f", metavar="NAME=LEVEL", help="A feature level to bootstrap, e.g. group.version=1; repeatable."),
     ] = None,
+    add_scram: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--add-scram", "-S", metavar="MECHANISM=[name=N,password=P]",
+            help="A SCRAM credential to bootstrap (a UserScramCredentialRecord), e.g. "
+            "'SCRAM-SHA-256=[name=alice,password=alice-secret]' or "
+            "'SCRAM-SHA-512=[name=alice,iterations=8192,salt=\"N3E=\",saltedpassword=\"YCE=\"]'; repeatable.",
+        ),
+    ] = None,
     ignore_formatted: Annotated[
         bool, typer.Option("--ignore-formatted", "-g", help="Leave formatted directories alone and format the others.")
     ] = False,
@@ -96,6 +105,7 @@ def format_command(
         initial_controllers=initial_controllers,
         no_initial_controllers=no_initial_controllers,
         release=app_.kafka,
+        add_scram=tuple(add_scram or ()),
     )
     try:
         outcome = format_storage(request, app_.state_directory(), dry_run=dry_run)

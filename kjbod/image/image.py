@@ -16,6 +16,7 @@ from kjbod.image.cluster import EMPTY_CLUSTER, ClusterDelta, ClusterImage
 from kjbod.image.configs import EMPTY_CONFIGS, ConfigsDelta, ConfigsImage
 from kjbod.image.features import EMPTY_FEATURES, FeaturesDelta, FeaturesImage
 from kjbod.image.quorum import EMPTY_QUORUM, QuorumDelta, QuorumImage
+from kjbod.image.scram import EMPTY_SCRAM, ScramDelta, ScramImage
 from kjbod.image.topics import PartitionRegistration, TopicsDelta, TopicsImage
 from kjbod.records import (
     CONFIG_RESOURCE_TOPIC,
@@ -39,10 +40,12 @@ from kjbod.records import (
     RegisterBrokerRecord,
     RegisterControllerRecord,
     RemoveTopicRecord,
+    RemoveUserScramCredentialRecord,
     TopicRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
     UnregisterControllerRecord,
+    UserScramCredentialRecord,
     VotersRecord,
 )
 from kjbod.records.codec import RecordRun
@@ -74,6 +77,7 @@ class Image:
     # None for a state made before kjbod recorded it, or imported without --cluster-id.
     identity: ClusterIdentity | None = None
     quorum: QuorumImage = EMPTY_QUORUM
+    scram: ScramImage = EMPTY_SCRAM
 
     @property
     def next_offset(self) -> int:
@@ -105,6 +109,7 @@ class Image:
             if topics:
                 yield from self.topics.write(mv)
         yield from self.configs.write()
+        yield from self.scram.write()
         if self.time_ms:
             yield KjbodClockRecord(time_ms=self.time_ms)
         # After the clock: the quorum's own record restores the offsets it keeps.
@@ -127,6 +132,7 @@ class Delta:
         self._topics: TopicsDelta | None = None
         self._configs: ConfigsDelta | None = None
         self._quorum: QuorumDelta | None = None
+        self._scram: ScramDelta | None = None
         self._applied = False
 
     @property
@@ -157,6 +163,11 @@ class Delta:
         if self._quorum is None:
             self._quorum = QuorumDelta(self._base.quorum)
         return self._quorum
+
+    def scram(self) -> ScramDelta:
+        if self._scram is None:
+            self._scram = ScramDelta(self._base.scram)
+        return self._scram
 
     def partition(self, topic_id: str, partition_id: int) -> PartitionRegistration | None:
         """A partition as the records replayed so far leave it, without applying the delta."""
@@ -216,6 +227,8 @@ class Delta:
                 self.quorum().replay_state(record)
             case KjbodControllerReplicaRecord():
                 self.quorum().replay_replica(record)
+            case UserScramCredentialRecord() | RemoveUserScramCredentialRecord():
+                self.scram().replay(record)
             case NoOpRecord():
                 pass
             case _:
@@ -275,6 +288,7 @@ class Delta:
             time_ms=self._time_ms,
             identity=self._identity,
             quorum=self._quorum.apply() if self._quorum else base.quorum,
+            scram=self._scram.apply() if self._scram else base.scram,
         )
 
 

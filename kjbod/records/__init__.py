@@ -40,10 +40,12 @@ from kjbod.records.metadata import (
     RegisterBrokerRecord,
     RegisterControllerRecord,
     RemoveTopicRecord,
+    RemoveUserScramCredentialRecord,
     TopicRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
     UnregisterControllerRecord,
+    UserScramCredentialRecord,
 )
 
 __all__ = [
@@ -84,11 +86,13 @@ __all__ = [
     "RegisterBrokerRecord",
     "RegisterControllerRecord",
     "RemoveTopicRecord",
+    "RemoveUserScramCredentialRecord",
     "TopicRecord",
     "UNFENCE",
     "UnfenceBrokerRecord",
     "UnregisterBrokerRecord",
     "UnregisterControllerRecord",
+    "UserScramCredentialRecord",
     "Voter",
     "VoterEndpoint",
     "VotersRecord",

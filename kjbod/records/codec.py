@@ -46,10 +46,12 @@ from kjbod.records.metadata import (
     RegisterBrokerRecord,
     RegisterControllerRecord,
     RemoveTopicRecord,
+    RemoveUserScramCredentialRecord,
     TopicRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
     UnregisterControllerRecord,
+    UserScramCredentialRecord,
 )
 
 RECORD_TYPES: tuple[type[Record], ...] = (
@@ -68,6 +70,8 @@ RECORD_TYPES: tuple[type[Record], ...] = (
     RegisterControllerRecord,
     ClearElrRecord,
     UnregisterControllerRecord,
+    UserScramCredentialRecord,
+    RemoveUserScramCredentialRecord,
     KRaftVersionRecord,
     VotersRecord,
     KjbodBrokerLogDirsRecord,

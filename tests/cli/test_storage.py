@@ -120,8 +120,8 @@ def test_format_json_output(cli: Cli, tmp_path: Path) -> None:
         "featureLevels": {"eligible.leader.replicas.version": 0, "group.version": 1, "kraft.version": 0, "metadata.version": 21,
                           "share.version": 0, "streams.version": 0, "transaction.version": 0},
         "bootstrapRecords": [
-            {"name": "metadata.version", "featureLevel": 21},
-            {"name": "group.version", "featureLevel": 1},
+            {"type": "FeatureLevelRecord", "name": "metadata.version", "featureLevel": 21},
+            {"type": "FeatureLevelRecord", "name": "group.version", "featureLevel": 1},
         ],
         "initialControllers": [],
         "allFormatted": False,
@@ -345,6 +345,46 @@ def test_format_as_kafka_storage_4_4(cli: Cli, tmp_path: Path, monkeypatch: pyte
     assert (snapshot.kraft_version, snapshot.voters, snapshot.data_record_count) == (None, None, 6)  # no KRaftVersion record at 0
     as_43 = cli("--kafka-version", "4.3", "format", "-c", str(write_config(tmp_path, log_dirs=f"{tmp_path}/e")), "-t", CLUSTER_ID, state=None)
     assert as_43.exit_code == 0 and (tmp_path / "e" / "bootstrap.checkpoint").exists()
+
+
+def test_add_scram_bootstraps_a_credential_the_state_and_an_export_carry(cli: Cli, tmp_path: Path) -> None:
+    """kafka-storage's -S: a UserScramCredentialRecord after the feature levels, in the Bootstrap
+    metadata line (Java's signed bytes), the bootstrap records and the cluster state; an export
+    writes it and an import of that export keeps it."""
+    from kjbod.kafka_formats.kraft_snapshot import read_kraft_snapshot
+    from kjbod.records.wire import decode_record
+
+    config = str(controller_config(tmp_path))
+    scram = 'SCRAM-SHA-512=[name=alice,iterations=8192,salt="N3E=",saltedpassword="YCE="]'
+    result = cli("--kafka-version", "4.4", "format", "-c", config, "-t", CLUSTER_ID, "-S", scram, state=tmp_path / "state")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith(BOOTSTRAP_4_4.split("], metadataVersionLevel")[0] + ", ApiMessageAndVersion(UserScramCredentialRecord("
+                                    "name='alice', mechanism=2, salt=[55, 113], storedKey=[")
+    assert result.stdout.split("\n")[0].endswith("], iterations=8192) at version 0)], metadataVersionLevel=33, source=format command)")
+    snapshot = read_kraft_snapshot(tmp_path / "meta" / "__cluster_metadata-0" / "00000000000000000000-0000000000.checkpoint")
+    (last,) = [decode_record(r.buffer, r.start, r.end) for r in snapshot.data_records()][-1:]
+    assert (type(last).__name__, last.name, last.mechanism, last.salt, last.iterations) == ("UserScramCredentialRecord", "alice", 2, b"7q", 8192)
+    dumped = [json.loads(line) for line in cli("metadata", "dump", state=tmp_path / "state").stdout.splitlines()]
+    assert [d["data"]["salt"] for d in dumped if d["type"] == "UserScramCredentialRecord"] == ["N3E="]
+    (tmp_path / "export").mkdir()
+    exported = cli("metadata", "export", "--kafka-snapshot", str(tmp_path / "export"), state=tmp_path / "state")
+    assert exported.exit_code == 0, exported.stderr
+    assert "UserScramCredentialRecord 1" in exported.stdout
+    (written,) = (tmp_path / "export").glob("*.checkpoint")
+    again = cli("import", "cluster", "--metadata-snapshot", str(written), state=tmp_path / "again")
+    assert again.exit_code == 0, again.stderr
+    assert "UserScramCredentialRecord" not in again.stdout  # kept, not counted as left out
+    dumped = [json.loads(line) for line in cli("metadata", "dump", state=tmp_path / "again").stdout.splitlines()]
+    assert [(d["data"]["name"], d["data"]["salt"]) for d in dumped if d["type"] == "UserScramCredentialRecord"] == [("alice", "N3E=")]
+
+
+def test_add_scram_needs_3_5_iv2_and_a_well_formed_argument(cli: Cli, tmp_path: Path) -> None:
+    config = str(write_config(tmp_path))
+    old = cli("format", "-c", config, "-t", CLUSTER_ID, "-r", "3.5-IV1", "-S", "SCRAM-SHA-256=[name=a,password=b]", state=None)
+    assert (old.exit_code, old.stdout, old.stderr) == (1, "", "SCRAM is only supported in metadata.version 3.5-IV2 or later.\n")
+    bad = cli("format", "-c", config, "-t", CLUSTER_ID, "-S", "SCRAM-SHA-256=[name=a]", state=None)
+    assert (bad.exit_code, bad.stdout, bad.stderr) == (1, "", "You must supply one of 'password' or 'saltedpassword' to add-scram\n")
+    assert not (tmp_path / "d1").exists()
 
 
 # meta info -------------------------------------------------------------------------------------

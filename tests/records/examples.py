@@ -28,6 +28,8 @@ from kjbod.records import (
     PartitionChangeRecord,
     PartitionRecord,
     Record,
+    RemoveUserScramCredentialRecord,
+    UserScramCredentialRecord,
     RegisterBrokerRecord,
     RegisterControllerRecord,
     RemoveTopicRecord,
@@ -88,6 +90,9 @@ def examples() -> list[Record]:
         ),
         ClearElrRecord(topic_name="orders"),
         UnregisterControllerRecord(controller_id=3001),
+        UserScramCredentialRecord(name="alice", mechanism=1, salt=b"salt\x00\xff", stored_key=bytes(range(32)), server_key=b"\x80" * 32,
+                                  iterations=4096),
+        RemoveUserScramCredentialRecord(name="alice", mechanism=2),
         KRaftVersionRecord(k_raft_version=1),
         VotersRecord(voters=(Voter(
             voter_id=3000, voter_directory_id=DIR_A, endpoints=(VoterEndpoint(name="CONTROLLER", host="c1.example", port=9093),),

@@ -151,7 +151,7 @@ def test_kjbod_models_every_record_the_controller_needs() -> None:
         "RegisterBrokerRecord", "UnregisterBrokerRecord", "TopicRecord", "PartitionRecord", "ConfigRecord",
         "PartitionChangeRecord", "FenceBrokerRecord", "UnfenceBrokerRecord", "RemoveTopicRecord",
         "FeatureLevelRecord", "BrokerRegistrationChangeRecord", "NoOpRecord", "RegisterControllerRecord",
-        "ClearElrRecord", "UnregisterControllerRecord",
+        "ClearElrRecord", "UnregisterControllerRecord", "UserScramCredentialRecord", "RemoveUserScramCredentialRecord",
     }
     assert set(CONTROL_MODELS) == {"KRaftVersionRecord", "VotersRecord"}
 
@@ -231,8 +231,7 @@ def test_records_kjbod_does_not_model_decode_but_give_no_model() -> None:
         if model_from_value(value) is None:
             unmodelled.add(value.name)
     assert unmodelled == {
-        "ProducerIdsRecord", "AccessControlEntryRecord", "RemoveAccessControlEntryRecord", "UserScramCredentialRecord",
-        "RemoveUserScramCredentialRecord", "ClientQuotaRecord", "DelegationTokenRecord", "RemoveDelegationTokenRecord",
+        "ProducerIdsRecord", "AccessControlEntryRecord", "RemoveAccessControlEntryRecord", "ClientQuotaRecord", "DelegationTokenRecord", "RemoveDelegationTokenRecord",
         "ZkMigrationStateRecord", "BeginTransactionRecord", "EndTransactionRecord",
         "AbortTransactionRecord",
     }

@@ -40,7 +40,7 @@ from kjbod.common.kafka_release import NEWEST, KafkaRelease
 from kjbod.common.kafka_uuid import DirectoryId
 from kjbod.common.versions import KRAFT_VERSION, METADATA_VERSION, MetadataVersion, validate_dependencies
 from kjbod.errors import UsageError, UserError
-from kjbod.records import FeatureLevelRecord
+from kjbod.records import FeatureLevelRecord, Record, UserScramCredentialRecord
 from kjbod.kafka_formats.bootstrap_checkpoint import write_bootstrap_checkpoint
 from kjbod.kafka_formats.kraft_snapshot import CLUSTER_METADATA_DIR, Voter, VoterEndpoint, write_bootstrap_snapshot
 from kjbod.storage.config import NodeConfig, java_trim, load_node_config
@@ -107,6 +107,8 @@ class FormatRequest:
     no_initial_controllers: bool = False
     # The kafka-storage release this format mirrors (--kafka-version).
     release: KafkaRelease = NEWEST
+    # --add-scram values, in order: one UserScramCredentialRecord each.
+    add_scram: Sequence[str] = ()
 
     def __post_init__(self) -> None:
         # argparse's mutually exclusive group: a command-line structure error (exit 2).
@@ -268,7 +270,8 @@ class FormatPlan:
     cluster_id: str
     metadata_version: MetadataVersion
     feature_levels: dict[str, int]
-    records: tuple[FeatureLevelRecord, ...]
+    # The bootstrap records: the FeatureLevelRecords, then the --add-scram credentials.
+    records: tuple[Record, ...]
     initial_controllers: tuple[DynamicVoter, ...]
     directories: tuple[DirectoryPlan, ...]
 
@@ -359,7 +362,7 @@ def plan_format(request: FormatRequest, *, rng: random.Random | None = None) -> 
     mv = effective_metadata_version(release, requested, config.unstable_feature_versions, request.release)
     # hasDynamicQuorum = controller.quorum.voters is empty (4.4.0 StorageTool :150-151).
     levels = effective_feature_levels(mv, requested, config.unstable_feature_versions, not config.quorum_voters, request.release)
-    records = feature_level_records(levels)
+    records: tuple[Record, ...] = (*feature_level_records(levels), *_scram_records(request.add_scram, mv, rng))
 
     ensemble = Ensemble.load(config.directories)
     ensemble.verify(request.cluster_id, config.node_id)
@@ -392,6 +395,20 @@ def plan_format(request: FormatRequest, *, rng: random.Random | None = None) -> 
         initial_controllers=voters,
         directories=tuple(_plan_directory(d, config, voters, voter_id, taken, rng) for d in ensemble.directories),
     )
+
+
+def _scram_records(arguments: Sequence[str], mv: MetadataVersion, rng: random.Random | None) -> tuple[UserScramCredentialRecord, ...]:
+    """Formatter.calculateBootstrapMetadata (4.4.0 :385-393): SCRAM needs 3.5-IV2."""
+    from kjbod.tools.storage.scram import ScramError, parse_scram_arguments
+
+    if not arguments:
+        return ()
+    if not mv.scram_supported:
+        raise FormatError("SCRAM is only supported in metadata.version 3.5-IV2 or later.")
+    try:
+        return parse_scram_arguments(arguments, rng)
+    except ScramError as exc:
+        raise FormatError(exc.message) from None
 
 
 def _plan_directory(
@@ -463,12 +480,19 @@ class StateBootstrap:
 def bootstrap_metadata_line(plan: FormatPlan) -> str:
     """Kafka 4.3's first line of a format: its BootstrapMetadata's toString (Formatter.java:417 of
     4.3.1; BootstrapMetadata.toString, ApiMessageAndVersion.toString, FeatureLevelRecord.toString)."""
-    records = ", ".join(
-        f"ApiMessageAndVersion(FeatureLevelRecord(name='{record.name}', featureLevel={record.feature_level}) at version 0)"
-        for record in plan.records
-    )
+    records = ", ".join(f"ApiMessageAndVersion({_record_text(record)} at version 0)" for record in plan.records)
     level = plan.metadata_version.level
     return f"Bootstrap metadata: BootstrapMetadata(records=[{records}], metadataVersionLevel={level}, source=format command)"
+
+
+def _record_text(record: Record) -> str:
+    """The generated toString of a bootstrap record."""
+    from kjbod.tools.storage.scram import record_text
+
+    if isinstance(record, FeatureLevelRecord):
+        return f"FeatureLevelRecord(name='{record.name}', featureLevel={record.feature_level})"
+    assert isinstance(record, UserScramCredentialRecord)
+    return record_text(record)
 
 
 @dataclass
@@ -524,7 +548,7 @@ class FormatOutcome:
             "nodeId": plan.config.node_id,
             "metadataVersion": plan.metadata_version.name,
             "featureLevels": plan.feature_levels,
-            "bootstrapRecords": [{"name": r.name, "featureLevel": r.feature_level} for r in plan.records],
+            "bootstrapRecords": [{"type": type(r).__name__, **r.data()} for r in plan.records],
             "initialControllers": [voter.to_json() for voter in plan.initial_controllers],
             "allFormatted": plan.all_formatted,
             "directories": [d.to_json() for d in self.directories],
