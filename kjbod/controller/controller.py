@@ -27,6 +27,6 @@ class Controller:
         self.release = release
         self.features = FeatureControl(image, release)
         self.cluster = ClusterControl(image)
-        self.replication = ReplicationControl(image, self.cluster)
+        self.replication = ReplicationControl(image, self.cluster, release)
         self.reassignment = ReassignmentControl(image, self.cluster, self.replication)
         self.quorum = QuorumControl(image)
