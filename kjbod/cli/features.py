@@ -94,15 +94,24 @@ def _update(
 
 
 @app.command()
-def describe(ctx: typer.Context) -> None:
+def describe(
+    ctx: typer.Context,
+    node_id: Annotated[
+        Optional[int],
+        typer.Option(
+            "--node-id", metavar="ID",
+            help="The node whose supported versions to show (a registered broker or controller); by default the active controller's.",
+        ),
+    ] = None,
+) -> None:
     """Describe the supported and finalized level of every feature, one line each (Kafka 4.3+'s columns).
 
-    Example: kjbod features describe
+    Example: kjbod features describe --node-id 1
     """
     from kjbod.tools import features as features_tool
 
     app_ = app_context(ctx)
-    description = features_tool.describe(app_.read_image(), app_.kafka)
+    description = features_tool.describe(app_.read_image(), app_.kafka, node_id)
     emit(app_, Lines(description.lines(), description.to_json()))
 
 

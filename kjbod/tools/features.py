@@ -264,9 +264,21 @@ def describe_features(control: FeatureControl) -> FeaturesDescription:
     return FeaturesDescription(features, finalized.epoch, control.release)
 
 
-def describe(image: Image, release: KafkaRelease) -> FeaturesDescription:
-    """kafka-features describe against the cluster state, by a tool of `release`."""
-    return describe_features(FeatureControl(image, release))
+def describe(image: Image, release: KafkaRelease, node_id: int | None = None) -> FeaturesDescription:
+    """kafka-features describe against the cluster state, by a tool of `release`. With `node_id`
+    (`--node-id`, the node the request goes to) the supported ranges are that node's as it
+    registered them (a broker's, else a controller's); the finalized levels are the cluster's."""
+    if node_id is None:
+        return describe_features(FeatureControl(image, release))
+    if node_id < 0:
+        # FeatureCommand.handleDescribe (4.4.0 FeatureCommand.java:241-243).
+        raise UserError(f"Invalid node id {node_id}: must be non-negative.")
+    broker = image.cluster.broker(node_id)
+    controller = image.cluster.controllers.get(node_id)
+    registration = broker if broker is not None else controller
+    if registration is None:
+        raise UserError(f"Node {node_id} is not registered in the cluster state: name a registered broker or controller, or leave out --node-id")
+    return describe_features(FeatureControl(image, release, supported_features=registration.supported_features))
 
 
 # version-mapping and feature-dependencies -----------------------------------------------------

@@ -104,6 +104,16 @@ def test_describe_as_json(cli: Cli, cluster_4_2: Path) -> None:
     }
 
 
+def test_describe_a_node_shows_what_it_registered(cli: Cli, cluster_4_2: Path) -> None:
+    """--node-id: the node the request goes to; here the supported ranges it registered."""
+    lines = cli("features", "describe", "--node-id", "2").stdout.splitlines()
+    assert [line.split("SupportedMaxVersion: ")[1].split()[0] for line in lines] == ["1", "1", "1", "4.2-IV1", "1", "1", "2"]
+    negative = cli("features", "describe", "--node-id", "-1")
+    assert (negative.exit_code, negative.stderr) == (1, "Invalid node id -1: must be non-negative.\n")
+    unknown = cli("features", "describe", "--node-id", "9")
+    assert unknown.exit_code == 1 and unknown.stderr.startswith("Node 9 is not registered in the cluster state")
+
+
 # The rolling upgrade -------------------------------------------------------------------------
 
 
