@@ -297,3 +297,17 @@ def test_level_text_renders_metadata_versions_by_name() -> None:
 def test_an_empty_request_is_refused_before_the_state_is_opened() -> None:
     with pytest.raises(UserError, match="^You must specify at least one feature to upgrade$"):
         features_tool.build_request("upgrade", KAFKA_4_3)
+
+
+def test_a_4_3_tool_describes_a_4_4_cluster_as_kafka_4_3_1_does() -> None:
+    """A level the tool does not know prints as `UNKNOWN <level>` (FeatureCommand.levelToString),
+    the supported ranges are what the nodes registered."""
+    from kjbod.image import EMPTY_IMAGE, replay_all
+    from kjbod.records import FeatureLevelRecord
+
+    image = replay_all(EMPTY_IMAGE, [FeatureLevelRecord(name="metadata.version", feature_level=33)])
+    lines = features_tool.describe(image, KAFKA_4_3).lines()
+    (mv,) = [line for line in lines if line.startswith("Feature: metadata.version ")]
+    assert "SupportedMaxVersion: 4.3-IV0" in mv and "FinalizedVersionLevel: UNKNOWN 33" in mv
+    (mv,) = [line for line in features_tool.describe(image, KAFKA_4_4).lines() if line.startswith("Feature: metadata.version ")]
+    assert "SupportedMaxVersion: 4.4-IV2" in mv and "FinalizedVersionLevel: 4.4-IV2" in mv
