@@ -4,6 +4,8 @@ each release's view of them (kjbod.common.kafka_release)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kjbod.common.kafka_release import KAFKA_4_3, KAFKA_4_4, NEWEST, KafkaRelease, kafka_release
 from kjbod.common.versions import (
@@ -142,3 +144,16 @@ def test_unknown_kafka_versions(text: str) -> None:
 
 def test_an_unknown_metadata_version_orders_after_every_known_one() -> None:
     assert MetadataVersion.unknown(35) > metadata_version_for_level(34)
+
+
+@given(st.text(alphabet="0123456789.-IVx ", max_size=12), st.sampled_from([KAFKA_4_3, KAFKA_4_4]), st.booleans())
+def test_any_version_string_is_a_known_version_or_kafkas_refusal(text: str, release: KafkaRelease, unstable: bool) -> None:
+    """fromVersionString: a version the release knows (production unless unstable versions are
+    allowed), whose name or release the first two segments of the text are; else Kafka's one message."""
+    try:
+        mv = release.parse_metadata_version(text, unstable=unstable)
+    except ValueError as exc:
+        assert str(exc) == f"Unknown metadata.version '{text}'. Supported metadata.version are: {release.supported_metadata_versions(unstable)}"
+    else:
+        assert release.knows(mv) and (unstable or release.is_production(mv))
+        assert ".".join(text.split(".")[:2]).rstrip(".") in (mv.name, mv.release) or text in (mv.name, mv.release)
