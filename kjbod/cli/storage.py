@@ -42,7 +42,9 @@ def format_command(
         typer.Option(
             "--release-version", "-r", metavar="VERSION",
             help="The release version to use for the initial feature settings, e.g. 4.4 or 4.4-IV2. The minimum is 3.3-IV3; "
-            "the default is the latest production version of --kafka-version (4.4-IV2 for 4.4, 4.3-IV0 for 4.3).",
+            "the default is the latest production version of --kafka-version (4.4-IV2 for 4.4, 4.3-IV0 for 4.3). "
+            "Note (Kafka 4.4's help): formatted directories are not forward-compatible: the broker version must be greater "
+            "than or equal to the kafka-storage tool that formatted the directory, regardless of this setting.",
             autocompletion=completion.release_version,
         ),
     ] = None,
