@@ -34,10 +34,11 @@ refused() {
 
 # What each release's binaries advertise when a broker registers (kafka-features
 # version-mapping gives the levels each release finalizes).
-SUPPORTS_4_2=(--supported-feature metadata.version=7-29 --supported-feature kraft.version=0-1
-              --supported-feature transaction.version=0-2 --supported-feature group.version=0-1)
-SUPPORTS_4_3=(--supported-feature metadata.version=7-30 --supported-feature kraft.version=0-1
-              --supported-feature transaction.version=0-2 --supported-feature group.version=0-1)
+OTHERS=(--supported-feature kraft.version=0-1 --supported-feature transaction.version=0-2
+        --supported-feature group.version=0-1 --supported-feature eligible.leader.replicas.version=0-1
+        --supported-feature share.version=0-1 --supported-feature streams.version=0-1)
+SUPPORTS_4_2=(--supported-feature metadata.version=7-29 "${OTHERS[@]}")
+SUPPORTS_4_3=(--supported-feature metadata.version=7-30 "${OTHERS[@]}")
 BROKERS=(1 2 3)
 
 step "A 4.2 cluster: format the controller at metadata.version 4.2"

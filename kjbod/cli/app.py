@@ -20,6 +20,8 @@ from kjbod import __version__
 from kjbod.cli import assign_dirs, broker, clock, elect, features, importer, log_dirs, metadata, quorum, reassign, storage, topic
 from kjbod.cli.context import AppContext, OutputFormat
 from kjbod.cli.render import emit_error, emit_error_document
+from kjbod.common.kafka_release import NEWEST, kafka_release
+from kjbod.errors import UsageError
 from kjbod.log.lock import DEFAULT_LOCK_TIMEOUT
 
 HELP = """Operator toolkit for Apache Kafka clusters that run JBOD (several log directories per broker).
@@ -92,7 +94,7 @@ def _output_in(args: list[str]) -> OutputFormat:
             value, index = token.partition("=")[2], index + 1
         elif token.startswith("-o") and not token.startswith("--"):
             value, index = token[2:], index + 1
-        elif token in ("--state", "--lock-timeout"):
+        elif token in ("--state", "--lock-timeout", "--kafka-version"):
             index += 2
         elif token.startswith("-"):
             index += 1
@@ -181,6 +183,16 @@ def root(
         float,
         typer.Option("--lock-timeout", min=0, metavar="SECONDS", envvar="KJBOD_LOCK_TIMEOUT", help="How long a write waits for another writer's lock before exiting 3."),
     ] = DEFAULT_LOCK_TIMEOUT,
+    kafka_version: Annotated[
+        str,
+        typer.Option(
+            "--kafka-version",
+            envvar="KJBOD_KAFKA_VERSION",
+            metavar="4.3|4.4",
+            help="The Kafka release to mirror: its metadata.versions, features, defaults, texts and format layout "
+            "(4.3 as 4.3.1, 4.4 as 4.4.0).",
+        ),
+    ] = NEWEST.name,
     debug: Annotated[
         bool, typer.Option("--debug", envvar="KJBOD_DEBUG", help="Print a traceback with every error.")
     ] = False,
@@ -188,7 +200,11 @@ def root(
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
 ) -> None:
-    ctx.obj = AppContext(state_dir=state, output=output, lock_timeout=lock_timeout, debug=debug)
+    try:
+        kafka = kafka_release(kafka_version)
+    except UsageError as exc:
+        raise typer.BadParameter(exc.message, param_hint="'--kafka-version'") from None
+    ctx.obj = AppContext(state_dir=state, output=output, lock_timeout=lock_timeout, debug=debug, kafka=kafka)
 
 
 # The command groups of the contract, in the order `kjbod --help` lists them.

@@ -80,7 +80,7 @@ def register_broker(
         raise UsageError("--dir goes with --id; with --config the directories come from log.dirs")
     request, notes = registration_request(
         config=config, broker_id=broker_id, dirs=dirs or [], rack=rack, incarnation_id=incarnation_id,
-        supported_features=supported_features or [], capacities=capacities or [],
+        supported_features=supported_features or [], release=app_.kafka, capacities=capacities or [],
     )
     for note in notes:
         app_.message(note)

@@ -62,20 +62,26 @@ def topic_list(ctx: typer.Context, incomplete: str) -> list[str]:
 def release_version(ctx: typer.Context, incomplete: str) -> list[str]:
     """Production releases (`4.3`) and metadata.versions (`4.3-IV0`), oldest first; for
     `features upgrade` only those above the state's metadata.version, for `downgrade` only
-    those below it."""
-    from kjbod.common.versions import METADATA_VERSIONS, is_production, parse_metadata_version
+    those below it. The versions are those of the release the line names (--kafka-version, else
+    KJBOD_KAFKA_VERSION, else the newest)."""
+    from kjbod.common.kafka_release import NEWEST, kafka_release
+    from kjbod.errors import UsageError
 
+    try:
+        release = kafka_release(ctx.find_root().params.get("kafka_version") or os.environ.get("KJBOD_KAFKA_VERSION") or NEWEST.name)
+    except UsageError:
+        return []
     current = None
     if ctx.info_name in ("upgrade", "downgrade"):
         index = _index(ctx)
         current = index.metadata_version if index else None
-    versions = [mv for mv in METADATA_VERSIONS if is_production(mv)]
+    versions = [mv for mv in release.metadata_versions if release.is_production(mv)]
     if current is not None:
         versions = [mv for mv in versions if (mv.level > current if ctx.info_name == "upgrade" else mv.level < current)]
     names: list[str] = []
     for mv in versions:
         # A bare release (4.3) names its newest production metadata.version: offered with it.
-        if parse_metadata_version(mv.release) is mv:
+        if release.parse_metadata_version(mv.release) is mv:
             names.append(mv.release)
         names.append(mv.name)
     return _matching(names, incomplete)

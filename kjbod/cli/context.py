@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import typer
 
+from kjbod.common.kafka_release import NEWEST, KafkaRelease
 from kjbod.log.lock import DEFAULT_LOCK_TIMEOUT
 
 if TYPE_CHECKING:
@@ -38,6 +39,8 @@ class AppContext:
     output: OutputFormat = OutputFormat.text
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
     debug: bool = False
+    # The Kafka release kjbod speaks (--kafka-version): passed to every tool and controller call.
+    kafka: KafkaRelease = NEWEST
     stdout: TextIO = field(default_factory=lambda: sys.stdout)
     stderr: TextIO = field(default_factory=lambda: sys.stderr)
     # Set once a JSON document went to stdout, so an error after it adds no second one.
@@ -98,7 +101,8 @@ class AppContext:
                 return operation(controller)
 
             return run_operation(
-                self.state_dir, traced, lock_timeout=self.lock_timeout, notify=self.notify, progress=progress, **options
+                self.state_dir, traced, lock_timeout=self.lock_timeout, notify=self.notify, progress=progress, release=self.kafka,
+                **options,
             )
 
     @contextmanager

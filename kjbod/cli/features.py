@@ -31,7 +31,7 @@ ReleaseVersionOption = Annotated[
     typer.Option(
         "--release-version",
         metavar="VERSION",
-        help="Set every feature to its level for this release, e.g. 4.3 sets metadata.version=30 and the "
+        help="Set every feature to its level for this release, e.g. 4.4 sets metadata.version=33 and the "
         "defaults shown by version-mapping.",
         autocompletion=completion.release_version,
     ),
@@ -78,6 +78,7 @@ def _update(
     app_ = app_context(ctx)
     request = features_tool.build_request(
         operation,
+        app_.kafka,
         metadata=metadata,
         features=features,
         release_version=release_version,
@@ -93,15 +94,24 @@ def _update(
 
 
 @app.command()
-def describe(ctx: typer.Context) -> None:
-    """Describe the supported and finalized level of every feature, one line each (Kafka 4.3's columns).
+def describe(
+    ctx: typer.Context,
+    node_id: Annotated[
+        Optional[int],
+        typer.Option(
+            "--node-id", metavar="ID",
+            help="The node whose supported versions to show (a registered broker or controller); by default the active controller's.",
+        ),
+    ] = None,
+) -> None:
+    """Describe the supported and finalized level of every feature, one line each (Kafka 4.3+'s columns).
 
-    Example: kjbod features describe
+    Example: kjbod features describe --node-id 1
     """
     from kjbod.tools import features as features_tool
 
     app_ = app_context(ctx)
-    description = features_tool.describe(app_.read_image())
+    description = features_tool.describe(app_.read_image(), app_.kafka, node_id)
     emit(app_, Lines(description.lines(), description.to_json()))
 
 
@@ -162,7 +172,8 @@ def version_mapping(
         typer.Option(
             "--release-version",
             metavar="VERSION",
-            help="The release to look up (minimum 3.3-IV3); the default is the latest production release, 4.3-IV0.",
+            help="The release to look up (minimum 3.3-IV3); the default is the latest production metadata.version of "
+            "--kafka-version: 4.4-IV2 for 4.4, 4.3-IV0 for 4.3.",
             autocompletion=completion.release_version,
         ),
     ] = None,
@@ -173,8 +184,9 @@ def version_mapping(
     """
     from kjbod.tools import features as features_tool
 
-    mapping = features_tool.version_mapping(release_version)
-    emit(app_context(ctx), Lines(mapping.lines(), mapping.to_json()))
+    app_ = app_context(ctx)
+    mapping = features_tool.version_mapping(app_.kafka, release_version)
+    emit(app_, Lines(mapping.lines(), mapping.to_json()))
 
 
 @app.command("feature-dependencies")
@@ -193,7 +205,7 @@ def feature_dependencies(
     from kjbod.tools import features as features_tool
 
     app_ = app_context(ctx)
-    report = features_tool.feature_dependencies(feature)
+    report = features_tool.feature_dependencies(feature, app_.kafka)
     # Kafka prints the lookups before a failing one; a JSON document is all or nothing.
     if report.error is None or not app_.json:
         emit(app_, Lines(report.lines(), report.to_json()))

@@ -119,7 +119,7 @@ def _from_files(
 ) -> None:
     from kjbod.tools.importer.from_files import ImportRequest, import_cluster
 
-    request = ImportRequest(brokers, assignment, log_dirs, metadata_version, cluster_id)
+    request = ImportRequest(brokers, assignment, log_dirs, metadata_version, cluster_id, app_.kafka)
     summary = _importing(app_, lambda target, progress: import_cluster(request, target, progress=progress))
     emit(app_, Lines(summary.lines(), summary.to_json()))
 
@@ -127,7 +127,7 @@ def _from_files(
 def _from_snapshot(app_: AppContext, snapshot: Path, metadata_log: Path | None, log_dirs: list[Path], cluster_id: str | None) -> None:
     from kjbod.tools.importer.from_snapshot import SnapshotImportRequest, import_from_snapshot
 
-    request = SnapshotImportRequest(snapshot, metadata_log, log_dirs, cluster_id)
+    request = SnapshotImportRequest(snapshot, metadata_log, log_dirs, cluster_id, app_.kafka)
     summary = _importing(app_, lambda target, progress: import_from_snapshot(request, target, progress=progress))
     for warning in summary.warnings:
         app_.message(warning)

@@ -82,7 +82,7 @@ def add_controller(ctx: typer.Context, config: ConfigOption, dry_run: DryRunOpti
     from kjbod.tools.quorum.controller_config import read_controller
 
     app_ = app_context(ctx)
-    process = read_controller(config)
+    process = read_controller(config, app_.kafka)
     result, _ = app_.run(lambda c: c.quorum.add_voter(process.key, process.voter_endpoints), dry_run=dry_run)
     _emit_change(app_, result.response, tool.added_line, dry_run)
 
@@ -144,7 +144,9 @@ def start_controller(
     from kjbod.tools.quorum.controller_config import read_controller
 
     app_ = app_context(ctx)
-    process = read_controller(config, catch_up_rate=catch_up_rate, supported_features=tool.parse_supported_features(supported_features))
+    process = read_controller(
+        config, app_.kafka, catch_up_rate=catch_up_rate, supported_features=tool.parse_supported_features(supported_features)
+    )
     result, _ = app_.run(lambda c: c.quorum.start_controller(process))
     emit(app_, Lines(tool.started_lines(result.response, catch_up_rate), tool.started_json(result.response)))
 

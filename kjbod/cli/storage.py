@@ -41,13 +41,25 @@ def format_command(
         Optional[str],
         typer.Option(
             "--release-version", "-r", metavar="VERSION",
-            help="The metadata.version to bootstrap, e.g. 4.3 or 4.3-IV0 (default: the latest production version, 4.3-IV0).",
+            help="The release version to use for the initial feature settings, e.g. 4.4 or 4.4-IV2. The minimum is 3.3-IV3; "
+            "the default is the latest production version of --kafka-version (4.4-IV2 for 4.4, 4.3-IV0 for 4.3). "
+            "Note (Kafka 4.4's help): formatted directories are not forward-compatible: the broker version must be greater "
+            "than or equal to the kafka-storage tool that formatted the directory, regardless of this setting.",
             autocompletion=completion.release_version,
         ),
     ] = None,
     feature: Annotated[
         Optional[list[str]],
         typer.Option("--feature", "-f", metavar="NAME=LEVEL", help="A feature level to bootstrap, e.g. group.version=1; repeatable."),
+    ] = None,
+    add_scram: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--add-scram", "-S", metavar="MECHANISM=[name=N,password=P]",
+            help="A SCRAM credential to bootstrap (a UserScramCredentialRecord), e.g. "
+            "'SCRAM-SHA-256=[name=alice,password=alice-secret]' or "
+            "'SCRAM-SHA-512=[name=alice,iterations=8192,salt=\"N3E=\",saltedpassword=\"YCE=\"]'; repeatable.",
+        ),
     ] = None,
     ignore_formatted: Annotated[
         bool, typer.Option("--ignore-formatted", "-g", help="Leave formatted directories alone and format the others.")
@@ -70,11 +82,14 @@ def format_command(
 ) -> None:
     """Format this node's log directories, as kafka-storage format.
 
-    Writes meta.properties (cluster id, node id, a new directory.id) and bootstrap.checkpoint in
-    every directory that needs them, and with --standalone or --initial-controllers the KIP-853
-    bootstrap snapshot (the initial voter set) in the metadata directory; formatted directories
-    are never modified. On a controller, also initialises the cluster state (--state) with the
-    bootstrap feature levels if it holds no records yet.
+    Writes meta.properties (cluster id, node id, a new directory.id) in every directory that needs
+    one, and the bootstrap metadata as the --kafka-version's kafka-storage writes it: at 4.4, on a
+    controller, the bootstrap snapshot __cluster_metadata-0/00000000000000000000-0000000000.checkpoint
+    (kraft.version, the initial voters of --standalone or --initial-controllers, the bootstrap
+    records); at 4.3, bootstrap.checkpoint in every directory and, with --standalone or
+    --initial-controllers, the KIP-853 bootstrap snapshot (the voter set) in the metadata directory.
+    Formatted directories are never modified. On a controller, also initialises the cluster state
+    (--state) with the bootstrap metadata if it holds no records yet.
 
     Example: kjbod format -c /etc/kafka/server.properties -t XcZZOzUqS4yHOjhMQB6JLQ --ignore-formatted
     """
@@ -91,6 +106,8 @@ def format_command(
         standalone=standalone,
         initial_controllers=initial_controllers,
         no_initial_controllers=no_initial_controllers,
+        release=app_.kafka,
+        add_scram=tuple(add_scram or ()),
     )
     try:
         outcome = format_storage(request, app_.state_directory(), dry_run=dry_run)

@@ -9,13 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from kjbod.common.kafka_release import NEWEST
 from kjbod.common.kafka_uuid import DirectoryId, canonical, uuid_sort_key
-from kjbod.common.versions import (
-    METADATA_VERSION,
-    MINIMUM_KRAFT_LEVEL,
-    MetadataVersion,
-    default_supported_ranges,
-)
+from kjbod.common.versions import METADATA_VERSION, MINIMUM_KRAFT_LEVEL, MetadataVersion
 from kjbod.controller.errors import ControllerApiError, Errors
 from kjbod.controller.placer import UsableBroker
 from kjbod.controller.result import ControllerResult
@@ -39,7 +35,8 @@ class BrokerRegistrationRequest:
     log_dirs: tuple[KjbodLogDir, ...]
     offline_directory_ids: frozenset[str] = frozenset()
     rack: str | None = None
-    supported_features: Mapping[str, tuple[int, int]] = field(default_factory=default_supported_ranges)
+    # What the broker supports (a broker of the newest release unless its caller says).
+    supported_features: Mapping[str, tuple[int, int]] = field(default_factory=NEWEST.supported_ranges)
     # The cluster id of the broker's meta.properties; None when the request does not say
     # (`register --id`), and then it is not checked.
     cluster_id: str | None = None
@@ -206,7 +203,7 @@ class ClusterControl:
             epoch, fenced, in_controlled_shutdown = existing.epoch, existing.fenced, existing.in_controlled_shutdown
         else:
             epoch, fenced, in_controlled_shutdown = self._new_broker_epoch(), True, False
-        version = 4 if mv.cordoned_log_dirs_supported else mv.register_broker_record_version
+        version = mv.register_broker_record_version
         cordoned = existing.cordoned_directories & set(online) if existing else frozenset()
         records: list[Record] = [
             RegisterBrokerRecord(
@@ -219,7 +216,9 @@ class ClusterControl:
                 fenced=fenced,
                 in_controlled_shutdown=in_controlled_shutdown if version >= 1 else False,
                 log_dirs=online if mv.directory_assignment_supported else (),
-                cordoned_log_dirs=tuple(sorted(cordoned, key=uuid_sort_key)) if version >= 4 else (),
+                # The registration with its first heartbeat: Kafka writes null at registration, then the
+                # broker reports its cordoned directories (RegisterBrokerRecord v4, KIP-1066).
+                cordoned_log_dirs=tuple(sorted(cordoned, key=uuid_sort_key)) if version >= 4 else None,
             ),
             KjbodBrokerLogDirsRecord(broker_id=request.broker_id, log_dirs=request.log_dirs),
         ]

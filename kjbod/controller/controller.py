@@ -8,6 +8,7 @@ these managers (kjbod.simulation.clock).
 
 from __future__ import annotations
 
+from kjbod.common.kafka_release import NEWEST, KafkaRelease
 from kjbod.controller.cluster_control import ClusterControl
 from kjbod.controller.feature_control import FeatureControl
 from kjbod.controller.quorum_control import QuorumControl
@@ -17,10 +18,15 @@ from kjbod.image import Image
 
 
 class Controller:
-    def __init__(self, image: Image) -> None:
+    """The controller of a cluster state, running Kafka `release` (kjbod.common.kafka_release):
+    the feature ranges it supports and the rules that differ between releases are that
+    release's."""
+
+    def __init__(self, image: Image, release: KafkaRelease = NEWEST) -> None:
         self.image = image
-        self.features = FeatureControl(image)
+        self.release = release
+        self.features = FeatureControl(image, release)
         self.cluster = ClusterControl(image)
-        self.replication = ReplicationControl(image, self.cluster)
+        self.replication = ReplicationControl(image, self.cluster, release)
         self.reassignment = ReassignmentControl(image, self.cluster, self.replication)
         self.quorum = QuorumControl(image)

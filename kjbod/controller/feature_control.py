@@ -13,17 +13,14 @@ from dataclasses import dataclass
 from enum import IntEnum
 from types import MappingProxyType
 
+from kjbod.common.kafka_release import NEWEST, KafkaRelease
 from kjbod.common.versions import (
     DISABLED_RANGE,
     KRAFT_VERSION,
-    LATEST_TESTING,
     METADATA_VERSION,
-    MINIMUM_METADATA_VERSION,
     MetadataVersion,
-    controller_supported_ranges,
     metadata_changed_between,
-    metadata_version_for_level,
-    validate_feature_level,
+    validate_dependencies,
     version_range_text,
 )
 from kjbod.common.java import hashmap_order, string_hash
@@ -106,13 +103,30 @@ def _unsupported_metadata_downgrade(current: MetadataVersion, target: MetadataVe
 
 
 class FeatureControl:
-    """Reads the image; returns ControllerResults; never mutates (replay does, in FeaturesDelta)."""
+    """Reads the image; returns ControllerResults; never mutates (replay does, in FeaturesDelta).
 
-    def __init__(self, image: Image, *, supported_features: Mapping[str, tuple[int, int]] | None = None) -> None:
+    The controller runs Kafka `release`: its tables decide which levels exist. The local (active)
+    controller supports what its replica in the state registered (a state records the release of
+    the node that registered it), or, where the state models no quorum, what a node of `release`
+    supports (QuorumFeatures.defaultSupportedFeatureMap, unstable versions disabled).
+    """
+
+    def __init__(
+        self, image: Image, release: KafkaRelease = NEWEST, *, supported_features: Mapping[str, tuple[int, int]] | None = None
+    ) -> None:
         self._image = image
+        self.release = release
         # The local controller's supported ranges (Kafka's QuorumFeatures); injectable for tests.
-        ranges = controller_supported_ranges() if supported_features is None else dict(supported_features)
+        ranges = self._local_ranges() if supported_features is None else dict(supported_features)
         self.supported_features: Mapping[str, tuple[int, int]] = MappingProxyType(ranges)
+
+    def _local_ranges(self) -> dict[str, tuple[int, int]]:
+        quorum = self._image.quorum
+        if quorum.is_modelled and quorum.has_leader:
+            leader = quorum.running_replica(quorum.leader_id)
+            if leader is not None and leader.features:
+                return {f.name: (f.min_supported_version, f.max_supported_version) for f in leader.features}
+        return self.release.supported_ranges()
 
     def finalized_features(self) -> FinalizedFeatures:
         """Finalized levels; kraft.version is the quorum's (KRaftVersionRecord) when the state
@@ -188,7 +202,9 @@ class FeatureControl:
         if name == METADATA_VERSION:
             return self._update_metadata_version(level, current_mv, update.upgrade_type, records)
         try:
-            validate_feature_level(name, level, proposed)
+            # Feature.featureFromName(name).fromFeatureLevel(level, true), then validateVersion
+            # (4.4.0 FeatureControlManager.java:307-309).
+            validate_dependencies(name, self.release.feature(name).level(level), proposed)
         except ValueError as exc:
             return _invalid_update_version(name, level, str(exc))
         if name == KRAFT_VERSION and self._image.quorum.is_modelled:
@@ -214,8 +230,7 @@ class FeatureControl:
         FeatureControlManager.updateFeature calls `upgradeKRaftVersion` and adds a NoOpRecord to
         wait on; a downgrade is refused. (At this source's commit Kafka still wrote a
         FeatureLevelRecord that its raft layer ignored; kjbod implements the fixed behaviour,
-        KAFKA-16538.) kjbod also keeps Kafka's dependency rule: kraft.version 1 needs
-        metadata.version 3.9-IV0."""
+        KAFKA-16538.)"""
         if upgrade_type is not UpgradeType.UPGRADE:
             if level != current:
                 return _invalid_update_version(KRAFT_VERSION, level, "Can't downgrade the version of this feature.")
@@ -273,12 +288,11 @@ class FeatureControl:
         below the minimum bootstrap version (every level in kjbod's table is at or above it).
         """
         try:
-            target = metadata_version_for_level(level)
+            target = self.release.metadata_version_for_level(level)
         except ValueError:
-            # FeatureControlManager.java:393-396 of 4.3.1 (the range is the controller's table).
-            return _invalid_metadata_version(
-                level, f"Valid versions are from {MINIMUM_METADATA_VERSION.level} to {LATEST_TESTING.level}."
-            )
+            # FeatureControlManager.java:393-396 (the range is the controller's table: 7 to 31 in
+            # 4.3, 7 to 34 in 4.4).
+            return _invalid_metadata_version(level, f"Valid versions are from 7 to {self.release.latest_testing.level}.")
         if target.level < current.level and metadata_changed_between(current, target):
             if upgrade_type is UpgradeType.UNSAFE_DOWNGRADE:
                 return _unsupported_metadata_downgrade(current, target, "Unsafe metadata downgrade is not supported in this version.")

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field, replace
 
 from kjbod.common.java import hashmap_capacity, hashmap_order, string_hash
 from kjbod.common.kafka_uuid import Uuid
-from kjbod.common.versions import KRAFT_VERSION, default_supported_ranges
+from kjbod.common.kafka_release import NEWEST, KafkaRelease
+from kjbod.common.versions import KRAFT_VERSION
 from kjbod.controller.errors import NONE, ApiError, Errors, java_exception_text
 from kjbod.controller.result import ControllerResult
 from kjbod.controller.working import WorkingImage
@@ -111,7 +112,8 @@ class ControllerProcess:
     # Its controller listeners' advertised endpoints, in controller.listener.names order.
     end_points: tuple[ControllerEndpoint, ...]
     cluster_id: str | None = None
-    supported_features: Mapping[str, tuple[int, int]] = field(default_factory=default_supported_ranges)
+    # What the process supports (a controller of the newest release unless its caller says).
+    supported_features: Mapping[str, tuple[int, int]] = field(default_factory=NEWEST.supported_ranges)
     catch_up_rate: int = DEFAULT_CATCH_UP_RATE
     incarnation_id: str = ""
 
@@ -852,7 +854,8 @@ def quorum_bootstrap_records(
     else:
         keys = [ReplicaKey(v.voter_id, local.directory_id if v.voter_id == local.node_id else None) for v in static_voters]
         endpoints = {v.voter_id: (VoterEndpoint(name=v.listener, host=v.host, port=v.port),) for v in static_voters}
-    default_features = feature_list(default_supported_ranges())
+    # The other controllers of a new cluster run the formatting controller's release.
+    default_features = local.features()
     for key in sorted(keys, key=ReplicaKey.sort_key):
         is_local = key.id == local.node_id
         records.append(
@@ -899,12 +902,14 @@ def imported_quorum_records(
     epoch: int,
     first_offset: int,
     rng: random.Random | None = None,
+    release: KafkaRelease = NEWEST,
 ) -> list[Record]:
     """The quorum of a real controller's snapshot (and log): its kraft.version and voter set as
     its KRaftVersionRecord and VotersRecord hold them. Which voter leads is in Kafka's
     quorum-state file, not in the snapshot: the lowest voter id leads the snapshot's epoch here.
     Every voter is taken as running and caught up; a controller that registered
-    (RegisterControllerRecord) keeps its incarnation, listeners and features."""
+    (RegisterControllerRecord) keeps its incarnation, listeners and features, one that did not
+    supports what a controller of `release` does."""
     if not voters:
         raise ValueError("a quorum needs voters")
     records: list[Record] = []
@@ -917,7 +922,7 @@ def imported_quorum_records(
         end_points = registration.listeners if registration is not None else tuple(
             ControllerEndpoint(name=e.name, host=e.host, port=e.port, security_protocol=SECURITY_PROTOCOLS.get(e.name, 0)) for e in voter.endpoints
         )
-        features = feature_list(registration.supported_features if registration is not None else default_supported_ranges())
+        features = feature_list(registration.supported_features if registration is not None else release.supported_ranges())
         records.append(
             KjbodControllerReplicaRecord(
                 replica_id=voter.key.id,

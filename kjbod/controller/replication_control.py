@@ -24,6 +24,7 @@ from kjbod.controller.partition_change import Election, PartitionChangeBuilder
 from kjbod.controller.placer import PlacementError, place
 from kjbod.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult, refuse_excessive_records
 from kjbod.controller.topic_configs import validate_topic_configs
+from kjbod.common.kafka_release import NEWEST, KafkaRelease
 from kjbod.controller.working import WorkingImage, working_image
 from kjbod.errors import UserError
 from kjbod.image import Image, PartitionRegistration
@@ -268,9 +269,11 @@ def next_broker_state(current: BrokerState, want_fence: bool, want_shut_down: bo
 
 
 class ReplicationControl:
-    def __init__(self, image: Image, cluster: ClusterControl | None = None) -> None:
+    def __init__(self, image: Image, cluster: ClusterControl | None = None, release: KafkaRelease = NEWEST) -> None:
         self._image = image
         self._cluster = cluster or ClusterControl(image)
+        # The Kafka release the controller runs: which topic configs exist.
+        self._release = release
 
     @property
     def _mv(self) -> MetadataVersion:
@@ -492,7 +495,7 @@ class ReplicationControl:
                 raise ControllerApiError(
                     Errors.INVALID_TOPIC_EXCEPTION, f"Topic '{request.name}' collides with existing topic: {existing}"
                 )
-        validate_topic_configs(request.configs)
+        validate_topic_configs(request.configs, self._release)
         self._check_topic_record_count(request)
         if request.assignment is not None:
             assignment, isrs = self._manual_assignment(request.assignment)

@@ -1,9 +1,16 @@
-"""Topic configs Kafka accepts (TopicConfig / LogConfig), so a typo is refused as Kafka does."""
+"""Topic configs Kafka accepts (LogConfig's definitions), so a typo is refused as Kafka does.
+
+The release decides: 4.4.0 adds four (4.4.0 storage LogConfig.java:48-54, 331, 356, 645-664) that
+a 4.3.1 controller refuses. message.downconversion.enable is no 4.x LogConfig's (only a deprecated
+TopicConfig constant), so both refuse it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kjbod.common.kafka_release import NEWEST, KafkaRelease
+from kjbod.common.versions import RELEASE_4_4
 from kjbod.controller.errors import ControllerApiError, Errors
 
 _BOOLEAN = "BOOLEAN"
@@ -29,7 +36,6 @@ TOPIC_CONFIGS: dict[str, str] = {
     "local.retention.ms": _LONG,
     "max.compaction.lag.ms": _LONG,
     "max.message.bytes": _INT,
-    "message.downconversion.enable": _BOOLEAN,
     "message.timestamp.after.max.ms": _LONG,
     "message.timestamp.before.max.ms": _LONG,
     "message.timestamp.type": _OTHER,
@@ -48,6 +54,22 @@ TOPIC_CONFIGS: dict[str, str] = {
     "segment.ms": _LONG,
     "unclean.leader.election.enable": _BOOLEAN,
 }
+# name -> (type, the first release that defines it).
+NEWER_TOPIC_CONFIGS: dict[str, tuple[str, tuple[int, int]]] = {
+    "errors.deadletterqueue.group.enable": (_BOOLEAN, RELEASE_4_4),
+    "max.decompressed.message.bytes": (_INT, RELEASE_4_4),
+    "remote.copy.lag.bytes": (_LONG, RELEASE_4_4),
+    "remote.copy.lag.ms": (_LONG, RELEASE_4_4),
+}
+
+
+def topic_config_type(name: str, release: KafkaRelease = NEWEST) -> str | None:
+    """The type of a topic config the release's LogConfig defines, None if it defines none."""
+    kind = TOPIC_CONFIGS.get(name)
+    if kind is None and name in NEWER_TOPIC_CONFIGS:
+        newer_kind, since = NEWER_TOPIC_CONFIGS[name]
+        kind = newer_kind if release.version >= since else None
+    return kind
 
 
 def _valid(kind: str, value: str) -> bool:
@@ -64,9 +86,9 @@ def _valid(kind: str, value: str) -> bool:
     return True
 
 
-def validate_topic_configs(configs: Mapping[str, str]) -> None:
+def validate_topic_configs(configs: Mapping[str, str], release: KafkaRelease = NEWEST) -> None:
     for name, value in configs.items():
-        kind = TOPIC_CONFIGS.get(name)
+        kind = topic_config_type(name, release)
         if kind is None:
             raise ControllerApiError(Errors.INVALID_CONFIG, f"Unknown topic config name: {name}")
         if not _valid(kind, value):

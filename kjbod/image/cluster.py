@@ -34,6 +34,7 @@ from kjbod.records import (
     RegisterControllerRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
+    UnregisterControllerRecord,
 )
 
 
@@ -56,6 +57,9 @@ class BrokerRegistration:
     # The directories that are currently usable, in signed Uuid order.
     directories: tuple[str, ...]
     cordoned_directories: frozenset[str] = frozenset()
+    # KIP-1066 as Kafka 4.3 ships it: a registration's cordoned directories are unknown (null)
+    # until the broker's heartbeats report them; False keeps that null (written back as null).
+    cordoned_reported: bool = False
 
     @classmethod
     def from_record(cls, record: RegisterBrokerRecord) -> BrokerRegistration:
@@ -72,7 +76,8 @@ class BrokerRegistration:
             in_controlled_shutdown=record.in_controlled_shutdown,
             is_migrating_zk_broker=record.is_migrating_zk_broker,
             directories=sort_directories(record.log_dirs),
-            cordoned_directories=frozenset(record.cordoned_log_dirs),
+            cordoned_directories=frozenset(record.cordoned_log_dirs or ()),
+            cordoned_reported=record.cordoned_log_dirs is not None,
         )
 
     def has_online_dir(self, directory_id: str) -> bool:
@@ -92,7 +97,7 @@ class BrokerRegistration:
         return not self.fenced and not self.in_controlled_shutdown
 
     def to_record(self, mv: MetadataVersion) -> RegisterBrokerRecord:
-        version = 4 if mv.cordoned_log_dirs_supported else mv.register_broker_record_version
+        version = mv.register_broker_record_version
         return RegisterBrokerRecord(
             version=version,
             broker_id=self.id,
@@ -108,7 +113,9 @@ class BrokerRegistration:
             fenced=self.fenced,
             in_controlled_shutdown=self.in_controlled_shutdown if version >= 1 else False,
             log_dirs=self.directories if version >= 3 else (),
-            cordoned_log_dirs=tuple(sorted(self.cordoned_directories, key=uuid_sort_key)) if version >= 4 else (),
+            cordoned_log_dirs=tuple(sorted(self.cordoned_directories, key=uuid_sort_key))
+            if version >= 4 and (self.cordoned_reported or self.cordoned_directories)
+            else None,
         )
 
 
@@ -256,6 +263,7 @@ class ClusterDelta:
             changes["directories"] = sort_directories(directories)
         if cordoned is not None:
             changes["cordoned_directories"] = cordoned
+            changes["cordoned_reported"] = True
         updated = replace(current, **changes)
         self._move_directories(broker_id, current.directories, updated.directories)
         self._brokers[broker_id] = updated
@@ -294,6 +302,12 @@ class ClusterDelta:
         """ClusterControlManager.replay(RegisterControllerRecord): the registration replaces any
         earlier one of that id."""
         self._controllers[record.controller_id] = ControllerRegistration.from_record(record)
+
+    def replay_unregister_controller(self, record: UnregisterControllerRecord) -> None:
+        """ClusterControlManager.replay(UnregisterControllerRecord) (KIP-1312, 4.4.0
+        metadata/controller/ClusterControlManager.java:632-640)."""
+        if self._controllers.pop(record.controller_id, None) is None:
+            raise ReplayError(f"Unable to replay {record}: no controller registration found for that id")
 
     def apply(self) -> ClusterImage:
         return ClusterImage(

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from kjbod.common.versions import FEATURES_BY_NAME, METADATA_VERSION, MetadataVersion, feature, metadata_version_for_level
+from kjbod.common.versions import METADATA_VERSION, MetadataVersion, metadata_version_of_record
 from kjbod.errors import ReplayError
 from kjbod.records import FeatureLevelRecord, Record
 
@@ -40,20 +40,19 @@ class FeaturesDelta:
         self._finalized = dict(base.finalized)
 
     def replay(self, record: FeatureLevelRecord) -> None:
-        try:
-            if record.name == METADATA_VERSION:
-                self._metadata_version = metadata_version_for_level(record.feature_level)
-                return
-            if record.feature_level == 0:
-                self._finalized.pop(record.name, None)
-                return
-            if record.name in FEATURES_BY_NAME:
-                feature(record.name).level(record.feature_level)
-            # A feature kjbod does not model (e.g. eligible.leader.replicas.version, finalized on
-            # every cluster formatted at 4.1 or later) is kept as its level: the cluster state
-            # holds it and export writes it back; kjbod's own operations ignore it.
-        except ValueError as exc:
-            raise ReplayError(f"Unable to replay {record}: {exc}") from None
+        """As Kafka's image (4.4.0 image/FeaturesDelta.java:61-80): metadata.version must be a
+        version (a newer release's level is kept as `UNKNOWN <level>`); any other feature is kept
+        as its level, whether kjbod models it or not, so the state holds what the cluster
+        finalized and export writes it back; level 0 removes it."""
+        if record.name == METADATA_VERSION:
+            try:
+                self._metadata_version = metadata_version_of_record(record.feature_level)
+            except ValueError as exc:
+                raise ReplayError(f"Unable to replay {record}: {exc}") from None
+            return
+        if record.feature_level == 0:
+            self._finalized.pop(record.name, None)
+            return
         self._finalized[record.name] = record.feature_level
 
     def apply(self) -> FeaturesImage:

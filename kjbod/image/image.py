@@ -16,10 +16,12 @@ from kjbod.image.cluster import EMPTY_CLUSTER, ClusterDelta, ClusterImage
 from kjbod.image.configs import EMPTY_CONFIGS, ConfigsDelta, ConfigsImage
 from kjbod.image.features import EMPTY_FEATURES, FeaturesDelta, FeaturesImage
 from kjbod.image.quorum import EMPTY_QUORUM, QuorumDelta, QuorumImage
+from kjbod.image.scram import EMPTY_SCRAM, ScramDelta, ScramImage
 from kjbod.image.topics import PartitionRegistration, TopicsDelta, TopicsImage
 from kjbod.records import (
     CONFIG_RESOURCE_TOPIC,
     BrokerRegistrationChangeRecord,
+    ClearElrRecord,
     ConfigRecord,
     FeatureLevelRecord,
     FenceBrokerRecord,
@@ -38,9 +40,12 @@ from kjbod.records import (
     RegisterBrokerRecord,
     RegisterControllerRecord,
     RemoveTopicRecord,
+    RemoveUserScramCredentialRecord,
     TopicRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
+    UnregisterControllerRecord,
+    UserScramCredentialRecord,
     VotersRecord,
 )
 from kjbod.records.codec import RecordRun
@@ -72,6 +77,7 @@ class Image:
     # None for a state made before kjbod recorded it, or imported without --cluster-id.
     identity: ClusterIdentity | None = None
     quorum: QuorumImage = EMPTY_QUORUM
+    scram: ScramImage = EMPTY_SCRAM
 
     @property
     def next_offset(self) -> int:
@@ -103,6 +109,7 @@ class Image:
             if topics:
                 yield from self.topics.write(mv)
         yield from self.configs.write()
+        yield from self.scram.write()
         if self.time_ms:
             yield KjbodClockRecord(time_ms=self.time_ms)
         # After the clock: the quorum's own record restores the offsets it keeps.
@@ -125,6 +132,7 @@ class Delta:
         self._topics: TopicsDelta | None = None
         self._configs: ConfigsDelta | None = None
         self._quorum: QuorumDelta | None = None
+        self._scram: ScramDelta | None = None
         self._applied = False
 
     @property
@@ -155,6 +163,11 @@ class Delta:
         if self._quorum is None:
             self._quorum = QuorumDelta(self._base.quorum)
         return self._quorum
+
+    def scram(self) -> ScramDelta:
+        if self._scram is None:
+            self._scram = ScramDelta(self._base.scram)
+        return self._scram
 
     def partition(self, topic_id: str, partition_id: int) -> PartitionRegistration | None:
         """A partition as the records replayed so far leave it, without applying the delta."""
@@ -202,6 +215,10 @@ class Delta:
                 self._set_identity(record)
             case RegisterControllerRecord():
                 self.cluster().replay_register_controller(record)
+            case UnregisterControllerRecord():
+                self.cluster().replay_unregister_controller(record)
+            case ClearElrRecord():
+                self.topics().replay_clear_elr(record)
             case KRaftVersionRecord():
                 self.quorum().replay_kraft_version(record)
             case VotersRecord():
@@ -210,6 +227,8 @@ class Delta:
                 self.quorum().replay_state(record)
             case KjbodControllerReplicaRecord():
                 self.quorum().replay_replica(record)
+            case UserScramCredentialRecord() | RemoveUserScramCredentialRecord():
+                self.scram().replay(record)
             case NoOpRecord():
                 pass
             case _:
@@ -269,6 +288,7 @@ class Delta:
             time_ms=self._time_ms,
             identity=self._identity,
             quorum=self._quorum.apply() if self._quorum else base.quorum,
+            scram=self._scram.apply() if self._scram else base.scram,
         )
 
 

@@ -10,7 +10,7 @@ columns without an object per partition.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cached_property
 from typing import Any
 
@@ -35,6 +35,7 @@ from kjbod.image.partitions import (
 )
 from kjbod.records import (
     NO_LEADER,
+    ClearElrRecord,
     KjbodPartitionSizeRecord,
     KjbodReplicaLogRecord,
     PartitionChangeRecord,
@@ -456,6 +457,29 @@ class TopicsDelta:
                 if broker_id not in merged.replicas:
                     topic.replica_logs.pop((record.partition_id, broker_id, False), None)
                     topic.replica_logs.pop((record.partition_id, broker_id, True), None)
+
+    def replay_clear_elr(self, record: ClearElrRecord) -> None:
+        """ClearElrRecord (KIP-966): the ELR and last known ELR of every partition of the named
+        topic, or of every topic when the name is empty, become empty; no epoch moves (4.4.0
+        image/TopicsDelta.java:111-132, ReplicationControlManager.replay(ClearElrRecord))."""
+        if record.topic_name:
+            topic_id = self._name_index().get(record.topic_name)
+            if topic_id is None:
+                raise ReplayError(f"Unable to clear elr for topic with name {record.topic_name}: no such topic found.")
+            topic_ids: Iterable[str] = (topic_id,)
+        else:
+            topic_ids = [*(t for t in self._base.by_id if t not in self._removed and t not in self._changed), *self._changed]
+        for topic_id in topic_ids:
+            changed = self._changed.get(topic_id)
+            partitions = changed.partitions if changed is not None else self._base.by_id[topic_id].partitions
+            with_elr = [(p, r) for p, r in partitions.items() if r.elr or r.last_known_elr]
+            if not with_elr:
+                continue  # a topic without ELR is not touched (a new image shares it)
+            topic = self._topic(topic_id)
+            assert topic is not None
+            for partition_id, registration in with_elr:
+                self._touch(topic, (topic_id, partition_id))
+                topic.partitions[partition_id] = registration._replace(elr=EMPTY, last_known_elr=EMPTY)
 
     def replay_remove_topic(self, record: RemoveTopicRecord) -> str:
         """Remove the topic; returns its name so its configs can go too."""

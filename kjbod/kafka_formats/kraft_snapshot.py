@@ -31,7 +31,8 @@ from pathlib import Path
 
 from kjbod.common.durable import fsync_directory
 from kjbod.common.java import hashmap_order
-from kjbod.records.wire import MetadataValue, WireError, codec, decode_metadata_value, kafka_json
+from kjbod.records.base import Record
+from kjbod.records.wire import MetadataValue, WireError, codec, decode_metadata_value, encode_record, kafka_json
 from kjbod.kafka_formats.record_batch import (
     CONTROL_KRAFT_VERSION,
     CONTROL_KRAFT_VOTERS,
@@ -355,17 +356,27 @@ def write_kraft_snapshot(
     return write_snapshot_file(target, batches)
 
 
-def write_bootstrap_snapshot(metadata_dir: Path, voters: Sequence[Voter], *, kraft_version: int, timestamp_ms: Clock) -> Path:
-    """Formatter.writeDynamicQuorumSnapshot: the KIP-853 bootstrap snapshot (offset 0, epoch 0)
-    with the voter set and no data records, in `<metadata dir>/__cluster_metadata-0`."""
+def write_bootstrap_snapshot(
+    metadata_dir: Path,
+    voters: Sequence[Voter] | None,
+    *,
+    kraft_version: int,
+    timestamp_ms: Clock,
+    records: Sequence[Record] = (),
+) -> Path:
+    """The bootstrap snapshot (offset 0, epoch 0) in `<metadata dir>/__cluster_metadata-0`: a
+    control batch (header, then KRaftVersion when kraft.version >= 1, then the voter set when
+    there is one), the records, the footer. Kafka 4.3 writes it with the KIP-853 voter set and no
+    records (Formatter.writeDynamicQuorumSnapshot); Kafka 4.4 writes it on every controller, with
+    the bootstrap records (Formatter.writeBoostrapSnapshot, 4.4.0 :513-530, KAFKA-19648)."""
     target = metadata_dir / CLUSTER_METADATA_DIR / BOOTSTRAP_SNAPSHOT_ID.file_name
     return write_kraft_snapshot(
         target,
-        (),
+        [encode_record(record) for record in records],
         epoch=BOOTSTRAP_SNAPSHOT_ID.epoch,
         timestamp_ms=timestamp_ms,
         kraft_version=kraft_version,
-        voters=voters_in_record_order(voters),
+        voters=None if voters is None else voters_in_record_order(voters),
     )
 
 

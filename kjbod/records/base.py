@@ -11,9 +11,11 @@ Kafka's serde refuses to write a non-default value into a field the chosen versi
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StringConstraints
 from pydantic.alias_generators import to_camel
 
 Int8 = Annotated[int, Field(ge=-(2**7), le=2**7 - 1)]
@@ -23,6 +25,22 @@ Int64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
 UInt16 = Annotated[int, Field(ge=0, le=2**16 - 1)]
 # The canonical 22-character text of a Kafka Uuid (see kjbod.common.kafka_uuid).
 UuidText = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{21}[AQgw]$")]
+
+
+def _bytes_from_json(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return base64.b64decode(value, validate=True)
+        except binascii.Error:
+            raise ValueError("not standard base64") from None
+    return value
+
+
+# A `bytes` field: the bytes themselves in Python (what the wire codec reads and writes), standard
+# base64 in JSON, as Kafka's JSON converters print it (and so in kjbod's record log).
+KafkaBytes = Annotated[
+    bytes, BeforeValidator(_bytes_from_json), PlainSerializer(lambda raw: base64.b64encode(raw).decode("ascii"), when_used="json")
+]
 
 
 def since(version: int, *, default: Any, description: str) -> Any:
@@ -41,6 +59,8 @@ class Record(BaseModel):
     VERSIONS: ClassVar[range]
     # field name -> first version that has it; filled in for each subclass.
     FIELD_SINCE: ClassVar[dict[str, int]] = {}
+    # The fields of Kafka type `bytes` (KafkaBytes); declared by the subclasses that have some.
+    BYTES_FIELDS: ClassVar[tuple[str, ...]] = ()
 
     type: str = Field(description="The record type: Kafka's record name, or Kjbod... for kjbod's own.")
     version: int = Field(0, description="The record schema version.")
@@ -77,6 +97,13 @@ class Record(BaseModel):
         return self.model_dump(
             mode="json", by_alias=True, exclude={"type", "version", *self.fields_outside_version()}
         )
+
+    def wire_data(self) -> dict[str, Any]:
+        """`data()` as the wire codec takes it: the same but for `bytes` fields, kept as bytes."""
+        data = self.data()
+        for name in type(self).BYTES_FIELDS:
+            data[type(self).model_fields[name].alias or name] = getattr(self, name)
+        return data
 
 
 _OUTSIDE_CACHE: dict[tuple[type[Record], int], frozenset[str]] = {}

@@ -36,6 +36,7 @@ from kjbod.records.kjbod_records import (
 )
 from kjbod.records.metadata import (
     BrokerRegistrationChangeRecord,
+    ClearElrRecord,
     ConfigRecord,
     FeatureLevelRecord,
     FenceBrokerRecord,
@@ -45,9 +46,12 @@ from kjbod.records.metadata import (
     RegisterBrokerRecord,
     RegisterControllerRecord,
     RemoveTopicRecord,
+    RemoveUserScramCredentialRecord,
     TopicRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
+    UnregisterControllerRecord,
+    UserScramCredentialRecord,
 )
 
 RECORD_TYPES: tuple[type[Record], ...] = (
@@ -64,6 +68,10 @@ RECORD_TYPES: tuple[type[Record], ...] = (
     BrokerRegistrationChangeRecord,
     NoOpRecord,
     RegisterControllerRecord,
+    ClearElrRecord,
+    UnregisterControllerRecord,
+    UserScramCredentialRecord,
+    RemoveUserScramCredentialRecord,
     KRaftVersionRecord,
     VotersRecord,
     KjbodBrokerLogDirsRecord,

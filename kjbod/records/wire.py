@@ -917,7 +917,7 @@ def encode_record(record: Record) -> bytes:
     if name not in MODELLED_RECORDS:
         raise WireError(f"{name} is kjbod's own record and has no Kafka encoding")
     record.check_version()
-    return frame_prefix(record.API_KEY, record.version) + _codec(name, record.version).encode_dict(record.data())
+    return frame_prefix(record.API_KEY, record.version) + _codec(name, record.version).encode_dict(record.wire_data())
 
 
 def model_from_value(value: MetadataValue) -> Record | None:

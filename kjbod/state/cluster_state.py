@@ -18,6 +18,7 @@ from types import TracebackType
 from typing import TypeVar
 
 from kjbod.common.callbacks import Progress, gc_paused, ignore
+from kjbod.common.kafka_release import NEWEST, KafkaRelease
 from kjbod.controller import Controller, ControllerResult
 from kjbod.errors import CorruptStateError, ReplayError, UserError, WriteFailed
 from kjbod.image import EMPTY_IMAGE, Delta, Image
@@ -283,16 +284,18 @@ def run_operation(
     create: bool = False,
     notify: Notify = ignore,
     progress: Progress = ignore,
+    release: KafkaRelease = NEWEST,
 ) -> tuple[ControllerResult[T], Image]:
     """Open the state, run one controller operation, and commit its records (unless a dry run).
 
     Returns the result and the image after it (what the image would be, for a dry run).
-    `progress` hears what loading and writing are doing (see ClusterState.open).
+    `progress` hears what loading and writing are doing (see ClusterState.open); the controller
+    runs Kafka `release`.
     """
     with ClusterState.open(
         path, write=not dry_run, create=create, lock_timeout=lock_timeout, notify=notify, progress=progress
     ) as state:
-        result = operation(Controller(state.image))
+        result = operation(Controller(state.image, release))
         if dry_run:
             return result, state.validate(result.records)
         state.commit(result.records)

@@ -61,12 +61,13 @@ class NodeConfig:
     listeners: str
     advertised_listeners: str | None
     unstable_feature_versions: bool
-    # The raw `inter.broker.protocol.version`, if the file sets it.
-    inter_broker_protocol_version: str | None
     # `broker.rack` (what a broker registers with), if set and not empty.
     broker_rack: str | None = None
     # The raw `listener.security.protocol.map`, if the file sets it.
     security_protocol_map: str | None = None
+    # `min.insync.replicas` (INT, at least 1, default 1): what a controller writes as the
+    # cluster-level value when it bootstraps ELR (ActivationRecordsGenerator, 4.4.0 :98-103).
+    min_insync_replicas: int = 1
 
     @property
     def kraft_mode(self) -> bool:
@@ -217,7 +218,16 @@ def load_node_config(path: Path) -> NodeConfig:
         listeners=_text_setting(props, "listeners", path, DEFAULT_LISTENERS) or DEFAULT_LISTENERS,
         advertised_listeners=_text_setting(props, "advertised.listeners", path),
         unstable_feature_versions=_bool_setting(props, "unstable.feature.versions.enable", path),
-        inter_broker_protocol_version=_text_setting(props, "inter.broker.protocol.version", path),
         broker_rack=_text_setting(props, "broker.rack", path) or None,
         security_protocol_map=_text_setting(props, "listener.security.protocol.map", path),
+        min_insync_replicas=_min_insync_replicas(props, path),
     )
+
+
+def _min_insync_replicas(props: dict[str, str], path: Path) -> int:
+    value = _int_setting(props, "min.insync.replicas", path)
+    if value is None:
+        return 1
+    if value < 1:
+        raise _config_error(path, "min.insync.replicas", props["min.insync.replicas"], "Value must be at least 1")
+    return value

@@ -14,18 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kjbod.common.versions import (
-    FEATURES,
-    FEATURES_BY_NAME,
-    LATEST_PRODUCTION,
-    LATEST_TESTING,
-    METADATA_VERSION,
-    MINIMUM_METADATA_VERSION,
-    MetadataVersion,
-    metadata_version_for_level,
-    metadata_versions_between,
-    parse_metadata_version,
-)
+from kjbod.common.kafka_release import KafkaRelease
+from kjbod.common.versions import METADATA_VERSION, MetadataVersion
 from kjbod.controller import Controller, ControllerResult
 from kjbod.controller.errors import ApiError
 from kjbod.controller.feature_control import FeatureControl, FeatureUpdate, UpdateFeaturesResponse, UpgradeType
@@ -74,20 +64,14 @@ def _feature_update(level: int, upgrade_type: UpgradeType) -> FeatureUpdate:
     return FeatureUpdate(level, upgrade_type)
 
 
-def _supported_metadata_versions() -> str:
-    # kafka-features parses with unstable versions enabled, so it lists up to the latest testing one.
-    return ", ".join(mv.name for mv in metadata_versions_between(MINIMUM_METADATA_VERSION, LATEST_TESTING))
-
-
-def _metadata_version(text: str) -> MetadataVersion:
+def _metadata_version(text: str, release: KafkaRelease) -> MetadataVersion:
     """`MetadataVersion.fromVersionString(text, true)` as FeatureCommand calls it (4.3.1
-    FeatureCommand.java:307,328,372; its message MetadataVersion.java:361)."""
+    FeatureCommand.java:307,328,372): unstable versions allowed, so an unknown one's message
+    lists up to the latest testing version."""
     try:
-        return parse_metadata_version(text)
-    except ValueError:
-        raise UserError(
-            f"Unknown metadata.version '{text}'. Supported metadata.version are: {_supported_metadata_versions()}"
-        ) from None
+        return release.parse_metadata_version(text, unstable=True)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -113,6 +97,7 @@ def _put(updates: dict[str, FeatureUpdate], name: str, update: FeatureUpdate) ->
 
 def build_request(
     operation: str,
+    release: KafkaRelease,
     *,
     metadata: str | None = None,
     features: Sequence[str] | None = None,
@@ -134,9 +119,9 @@ def build_request(
     elif release_version is not None:
         if metadata is not None or features:
             raise UserError("Can not specify `release-version` with other feature flags.")
-        mv = _metadata_version(release_version)
+        mv = _metadata_version(release_version, release)
         updates[METADATA_VERSION] = FeatureUpdate(mv.level, upgrade_type)
-        for item in FEATURES:
+        for item in release.features:
             level = item.default_level(mv)
             # An upgrade does not send features whose default is 0; a downgrade does.
             if upgrade_type is not UpgradeType.UPGRADE or level > 0:
@@ -144,7 +129,7 @@ def build_request(
     else:
         if metadata is not None:
             print_line(DEPRECATION_NOTICE)
-            updates[METADATA_VERSION] = _feature_update(_metadata_version(metadata).level, upgrade_type)
+            updates[METADATA_VERSION] = _feature_update(_metadata_version(metadata, release).level, upgrade_type)
         for text in features or ():
             name, level = parse_name_and_level(text)
             _put(updates, name, _feature_update(level, upgrade_type))
@@ -224,16 +209,6 @@ def update_features(controller: Controller, request: FeatureRequest) -> Controll
 # describe ------------------------------------------------------------------------------------
 
 
-def level_text(name: str, level: int) -> str:
-    """FeatureCommand.levelToString: metadata.version levels as version strings."""
-    if name != METADATA_VERSION:
-        return str(level)
-    try:
-        return metadata_version_for_level(level).name
-    except ValueError:
-        return f"UNKNOWN {level}"
-
-
 @dataclass(frozen=True)
 class FeatureDescription:
     name: str
@@ -246,9 +221,12 @@ class FeatureDescription:
 class FeaturesDescription:
     features: tuple[FeatureDescription, ...]
     epoch: int | None
+    # The release of the tool that prints (a 4.3 tool prints a 4.4 level as `UNKNOWN 33`).
+    release: KafkaRelease
 
     def lines(self) -> list[str]:
         epoch = "-" if self.epoch is None else str(self.epoch)
+        level_text = self.release.level_text
         # Kafka 4.3+ pads the columns (FeatureCommand.handleDescribe, 4.3.1 FeatureCommand.java:251:
         # "Feature: %-40s  SupportedMinVersion: %-15s  SupportedMaxVersion: %-15s  FinalizedVersionLevel: %-15s  Epoch: %s").
         return [
@@ -262,7 +240,7 @@ class FeaturesDescription:
         finalized_mv = next((item.finalized_level for item in self.features if item.name == METADATA_VERSION), 0)
         return {
             "epoch": self.epoch,
-            "metadataVersion": level_text(METADATA_VERSION, finalized_mv) if finalized_mv else None,
+            "metadataVersion": self.release.level_text(METADATA_VERSION, finalized_mv) if finalized_mv else None,
             "features": [
                 {
                     "name": item.name,
@@ -283,12 +261,24 @@ def describe_features(control: FeatureControl) -> FeaturesDescription:
         FeatureDescription(name, supported[name][0], supported[name][1], finalized.levels.get(name, 0))
         for name in sorted(supported)
     )
-    return FeaturesDescription(features, finalized.epoch)
+    return FeaturesDescription(features, finalized.epoch, control.release)
 
 
-def describe(image: Image) -> FeaturesDescription:
-    """kafka-features describe against the cluster state."""
-    return describe_features(FeatureControl(image))
+def describe(image: Image, release: KafkaRelease, node_id: int | None = None) -> FeaturesDescription:
+    """kafka-features describe against the cluster state, by a tool of `release`. With `node_id`
+    (`--node-id`, the node the request goes to) the supported ranges are that node's as it
+    registered them (a broker's, else a controller's); the finalized levels are the cluster's."""
+    if node_id is None:
+        return describe_features(FeatureControl(image, release))
+    if node_id < 0:
+        # FeatureCommand.handleDescribe (4.4.0 FeatureCommand.java:241-243).
+        raise UserError(f"Invalid node id {node_id}: must be non-negative.")
+    broker = image.cluster.broker(node_id)
+    controller = image.cluster.controllers.get(node_id)
+    registration = broker if broker is not None else controller
+    if registration is None:
+        raise UserError(f"Node {node_id} is not registered in the cluster state: name a registered broker or controller, or leave out --node-id")
+    return describe_features(FeatureControl(image, release, supported_features=registration.supported_features))
 
 
 # version-mapping and feature-dependencies -----------------------------------------------------
@@ -314,19 +304,16 @@ class VersionMapping:
         }
 
 
-def version_mapping(release_version: str | None = None) -> VersionMapping:
-    """The feature levels a release version sets (the latest production release by default).
+def version_mapping(release: KafkaRelease, release_version: str | None = None) -> VersionMapping:
+    """The feature levels a release version sets (the latest production release by default;
+    FeatureCommand.handleVersionMapping, 4.4.0 :368-384).
 
-    As in Kafka, any version string the table knows is accepted and echoed as given.
+    As in Kafka, any version string the table knows (unstable ones too) is accepted and echoed
+    as given.
     """
-    text = LATEST_PRODUCTION.name if release_version is None else release_version
-    try:
-        mv = parse_metadata_version(text)
-    except ValueError:
-        raise UserError(
-            f"Unknown release version '{text}'. Supported versions are: {MINIMUM_METADATA_VERSION} to {LATEST_PRODUCTION}"
-        ) from None
-    return VersionMapping(text, mv, tuple((item.name, item.default_level(mv)) for item in FEATURES))
+    text = release.latest_production.name if release_version is None else release_version
+    mv = _metadata_version(text, release)
+    return VersionMapping(text, mv, tuple((item.name, item.default_level(mv)) for item in release.features))
 
 
 @dataclass(frozen=True)
@@ -373,34 +360,35 @@ class DependencyReport:
         return [entry.to_json() for entry in self.entries]
 
 
-def _dependencies_of(text: str) -> FeatureDependencies:
+def _dependencies_of(text: str, release: KafkaRelease) -> FeatureDependencies:
+    """FeatureCommand.handleFeatureDependencies (4.4.0 :387-432) for one `name=level`."""
     name, level = parse_name_and_level(text)
     if name == METADATA_VERSION:
         try:
-            mv = metadata_version_for_level(level)
+            mv = release.metadata_version_for_level(level)
         except ValueError:
             raise UserError(f"Unknown metadata.version {level}") from None
         return FeatureDependencies(name, level, mv.name, ())
-    item = FEATURES_BY_NAME.get(name)
+    item = release.features_by_name.get(name)
     if item is None:
         raise UserError(f"Unknown feature: {name}")
     try:
-        feature_level = item.level(level, allow_unstable=True)
+        feature_level = item.level(level)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     dependencies = tuple(
-        (dependency, needed, metadata_version_for_level(needed).name if dependency == METADATA_VERSION else None)
+        (dependency, needed, release.metadata_version_for_level(needed).name if dependency == METADATA_VERSION else None)
         for dependency, needed in feature_level.dependencies
     )
     return FeatureDependencies(name, level, None, dependencies)
 
 
-def feature_dependencies(features: Sequence[str]) -> DependencyReport:
+def feature_dependencies(features: Sequence[str], release: KafkaRelease) -> DependencyReport:
     """What each `name=level` depends on; stops at the first feature that cannot be looked up."""
     entries: list[FeatureDependencies] = []
     for text in features:
         try:
-            entries.append(_dependencies_of(text))
+            entries.append(_dependencies_of(text, release))
         except UserError as exc:
             return DependencyReport(tuple(entries), exc.message)
     return DependencyReport(tuple(entries), None)

@@ -73,14 +73,18 @@ def test_the_state_comes_from_kjbod_state_too_and_a_missing_one_offers_nothing(n
 
 def test_release_versions_follow_the_state_for_upgrades_and_downgrades(named: Path) -> None:
     state = f"kjbod --state {named}"
-    # The state is at 4.3-IV0, the latest production version: nothing to upgrade to.
-    assert complete(f"{state} features upgrade --release-version ") == []
+    # The state is at 4.3-IV0, 4.3's latest production version: nothing to upgrade to in 4.3; in 4.4
+    # (the default) its production versions above.
+    assert complete(f"kjbod --kafka-version 4.3 --state {named} features upgrade --release-version ") == []
+    assert complete(f"{state} features upgrade --release-version ", KJBOD_KAFKA_VERSION="4.3") == []
+    assert complete(f"{state} features upgrade --release-version ") == ["4.4-IV0", "4.4-IV1", "4.4", "4.4-IV2"]
     assert complete(f"{state} features downgrade --release-version 4.2") == ["4.2-IV0", "4.2", "4.2-IV1"]
     # "4.0" means 4.0-IV3: offered only where 4.0-IV3 is.
     assert complete(f"{state} features downgrade --metadata 4.0") == ["4.0-IV0", "4.0-IV1", "4.0-IV2", "4.0", "4.0-IV3"]
     assert complete(f"{state} features version-mapping --release-version 3.3") == ["3.3", "3.3-IV3"]
     assert complete(f"{state} format -r 4.") == ["4.0-IV0", "4.0-IV1", "4.0-IV2", "4.0", "4.0-IV3", "4.1-IV0", "4.1", "4.1-IV1",
-                                                   "4.2-IV0", "4.2", "4.2-IV1", "4.3", "4.3-IV0"]
+                                                   "4.2-IV0", "4.2", "4.2-IV1", "4.3", "4.3-IV0", "4.4-IV0", "4.4-IV1", "4.4",
+                                                   "4.4-IV2"]
     with ClusterState.open(named, write=True) as opened:  # as a 4.2 cluster would be
         opened.commit([FeatureLevelRecord(name="metadata.version", feature_level=29)])
-    assert complete(f"{state} features upgrade --release-version ") == ["4.3", "4.3-IV0"]
+    assert complete(f"kjbod --kafka-version 4.3 --state {named} features upgrade --release-version ") == ["4.3", "4.3-IV0"]

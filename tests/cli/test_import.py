@@ -46,9 +46,9 @@ def test_import_says_what_it_built(cli: Cli, exports: list[str], tmp_path: Path)
     result = cli("import", "cluster", *exports, state=state)
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == (
-        f"Imported 3 broker(s) with 5 log directories, 2 topic(s) and 3 partition(s) (8 replicas) into {state} at metadata.version 4.3-IV0.\n"
+        f"Imported 3 broker(s) with 5 log directories, 2 topic(s) and 3 partition(s) (8 replicas) into {state} at metadata.version 4.4-IV2.\n"
         "Sizes known for 3 partition(s); 1 replica(s) lagging or partial; 1 future replica(s).\n"
-        "Wrote 19 records and a snapshot.\n"
+        "Wrote 22 records and a snapshot.\n"
     )
 
 
@@ -68,9 +68,9 @@ def test_reading_commands_work_on_the_imported_state(prod: Cli) -> None:
         "\tTopic: audit\tPartition: 0\tLeader: 3\tReplicas: 3,1\tIsr: 3,1\tElr: \tLastKnownElr: "
         "\tDirectories: /data/b3/d1,/data/b1/d2\tOffline: "
     )
-    assert prod("features", "describe").stdout.splitlines()[2] == (
-        "Feature: metadata.version                          SupportedMinVersion: 3.3-IV3          SupportedMaxVersion: 4.3-IV0"
-        "          FinalizedVersionLevel: 4.3-IV0          Epoch: 18"
+    assert prod("features", "describe").stdout.splitlines()[3] == (
+        "Feature: metadata.version                          SupportedMinVersion: 3.3-IV3          SupportedMaxVersion: 4.4-IV2"
+        "          FinalizedVersionLevel: 4.4-IV2          Epoch: 21"
     )
     brokers = json.loads(prod("-o", "json", "broker", "list").stdout)
     assert [(b["id"], b["rack"], b["state"], b["replicas"], b["leaders"]) for b in brokers] == [
@@ -85,7 +85,7 @@ def test_reading_commands_work_on_the_imported_state(prod: Cli) -> None:
 
 
 def test_writing_commands_work_on_the_imported_state(prod: Cli) -> None:
-    assert prod("features", "upgrade", "--metadata", "4.3-IV0", "--dry-run").exit_code == 0
+    assert prod("features", "upgrade", "--metadata", "4.4-IV2", "--dry-run").exit_code == 0
     assert prod("topic", "create", "new", "--partitions", "3", "--replication-factor", "2", "--seed", "1").exit_code == 0
     assert prod("assign-dirs", "--broker", "1", "--auto").exit_code == 0
     result = prod("broker", "fail-dir", "--id", "1", "--dir", "/data/b1/d1")
@@ -141,7 +141,11 @@ def test_the_command_line_structure(cli: Cli, exports: list[str], tmp_path: Path
     assert result.exit_code == 0 and " at metadata.version 3.9-IV0.\n" in result.stdout
     assert "FinalizedVersionLevel: 3.9-IV0" in cli("features", "describe", state=tmp_path / "s").stdout
     result = cli("import", "cluster", *exports, "--metadata-version", "nope", state=tmp_path / "t")
-    assert (result.exit_code, result.stderr) == (1, "Version nope is not a valid version\n")
+    assert (result.exit_code, result.stderr[:65]) == (1, "Unknown metadata.version 'nope'. Supported metadata.version are: ")
+    result = cli("import", "cluster", *exports, "--metadata-version", "4.5-IV0", state=tmp_path / "t")
+    assert (result.exit_code, result.stderr) == (1, "metadata.version 4.5-IV0 is not yet stable.\n")
+    result = cli("--kafka-version", "4.3", "import", "cluster", *exports, state=tmp_path / "u")
+    assert result.exit_code == 0 and " at metadata.version 4.3-IV0.\n" in result.stdout
 
 
 def test_a_synthetic_cluster_through_the_cli(cli: Cli, tmp_path: Path) -> None:

@@ -56,13 +56,24 @@ def formatted(directory: Path, meta: MetaProperties) -> None:
     write_meta_properties(directory, meta.to_properties())
 
 
-# kafka-storage format's first line (Formatter.java:417 of 4.3.1), at 4.3-IV0's default levels.
-BOOTSTRAP_4_3 = (
-    "Bootstrap metadata: BootstrapMetadata(records=[ApiMessageAndVersion(FeatureLevelRecord(name='metadata.version', featureLevel=30) "
-    "at version 0), ApiMessageAndVersion(FeatureLevelRecord(name='group.version', featureLevel=1) at version 0), "
-    "ApiMessageAndVersion(FeatureLevelRecord(name='transaction.version', featureLevel=2) at version 0)], metadataVersionLevel=30, "
-    "source=format command)\n"
-)
+@pytest.fixture(autouse=True)
+def _speaking_kafka_4_3(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests hold kafka-storage 4.3.1's texts and layout (KJBOD_KAFKA_VERSION=4.3); the
+    4.4 ones (the default) are at the end."""
+    monkeypatch.setenv("KJBOD_KAFKA_VERSION", "4.3")
+
+
+def bootstrap_line(mv: int, share: int) -> str:
+    """kafka-storage format's first line (Formatter.java:417 of 4.3.1), at a release's default
+    levels: metadata.version first, then the other features by name (BootstrapMetadata.fromVersions)."""
+    levels = [("metadata.version", mv), ("eligible.leader.replicas.version", 1), ("group.version", 1), ("share.version", share),
+              ("streams.version", 1), ("transaction.version", 2)]
+    records = ", ".join(f"ApiMessageAndVersion(FeatureLevelRecord(name='{name}', featureLevel={level}) at version 0)" for name, level in levels)
+    return f"Bootstrap metadata: BootstrapMetadata(records=[{records}], metadataVersionLevel={mv}, source=format command)\n"
+
+
+BOOTSTRAP_4_3 = bootstrap_line(30, 1)
+BOOTSTRAP_4_4 = bootstrap_line(33, 2)
 
 
 def in_kafka_order(*lines: str) -> str:
@@ -106,10 +117,11 @@ def test_format_json_output(cli: Cli, tmp_path: Path) -> None:
         "clusterId": CLUSTER_ID,
         "nodeId": 1,
         "metadataVersion": "3.9-IV0",
-        "featureLevels": {"group.version": 1, "kraft.version": 0, "metadata.version": 21, "transaction.version": 0},
+        "featureLevels": {"eligible.leader.replicas.version": 0, "group.version": 1, "kraft.version": 0, "metadata.version": 21,
+                          "share.version": 0, "streams.version": 0, "transaction.version": 0},
         "bootstrapRecords": [
-            {"name": "metadata.version", "featureLevel": 21},
-            {"name": "group.version", "featureLevel": 1},
+            {"type": "FeatureLevelRecord", "name": "metadata.version", "featureLevel": 21},
+            {"type": "FeatureLevelRecord", "name": "group.version", "featureLevel": 1},
         ],
         "initialControllers": [],
         "allFormatted": False,
@@ -133,15 +145,18 @@ def test_a_controller_initialises_the_cluster_state(cli: Cli, tmp_path: Path, st
     assert result.stdout == BOOTSTRAP_4_3 + f"Formatting metadata directory {tmp_path}/meta with metadata.version 4.3-IV0.\n"
     assert result.stderr == f"Initialised the cluster state {state_dir} with metadata.version 4.3-IV0.\n"
     dumped = cli("metadata", "dump").stdout.splitlines()
-    assert dumped[:4] == [
+    assert dumped[:8] == [
         '{"offset":0,"type":"FeatureLevelRecord","version":0,"data":{"name":"metadata.version","featureLevel":30}}',
-        '{"offset":1,"type":"FeatureLevelRecord","version":0,"data":{"name":"group.version","featureLevel":1}}',
-        '{"offset":2,"type":"FeatureLevelRecord","version":0,"data":{"name":"transaction.version","featureLevel":2}}',
+        *(f'{{"offset":{offset},"type":"FeatureLevelRecord","version":0,"data":{{"name":"{name}","featureLevel":{level}}}}}'
+          for offset, (name, level) in enumerate((("eligible.leader.replicas.version", 1), ("group.version", 1), ("share.version", 1),
+                                                  ("streams.version", 1), ("transaction.version", 2)), start=1)),
+        # With ELR finalized, the controller's min.insync.replicas at the cluster level (ActivationRecordsGenerator).
+        '{"offset":6,"type":"ConfigRecord","version":0,"data":{"resourceType":4,"resourceName":"","name":"min.insync.replicas","value":"1"}}',
         # Which cluster this is and which controller keeps it: broker register and features use them.
-        f'{{"offset":3,"type":"KjbodClusterRecord","version":0,"data":{{"clusterId":"{CLUSTER_ID}","controllerId":3000}}}}',
+        f'{{"offset":7,"type":"KjbodClusterRecord","version":0,"data":{{"clusterId":"{CLUSTER_ID}","controllerId":3000}}}}',
     ]
     # Then the static quorum of controller.quorum.voters (kjbod's own records: Kafka keeps it in config).
-    assert [json.loads(line)["type"] for line in dumped[4:]] == ["KjbodControllerReplicaRecord", "KjbodQuorumRecord"]
+    assert [json.loads(line)["type"] for line in dumped[8:]] == ["KjbodControllerReplicaRecord", "KjbodQuorumRecord"]
     again = cli("format", "-c", str(config), "-t", CLUSTER_ID, "--ignore-formatted")
     assert again.exit_code == 0
     assert again.stdout == "All of the log directories are already formatted.\n"
@@ -220,16 +235,28 @@ def test_no_directory_left_to_format_fails_after_kafkas_lines(cli: Cli, tmp_path
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["-r", "9.9"], "Version 9.9 is not a valid version"),
-        (["-r", "4.4-IV0"], "metadata.version 4.4-IV0 is not yet stable."),
+        (["-r", "9.9"], "Unknown metadata.version '9.9'. Supported metadata.version are: 3.3-IV3, 3.4-IV0, 3.5-IV0, 3.5-IV1, "
+         "3.5-IV2, 3.6-IV0, 3.6-IV1, 3.6-IV2, 3.7-IV0, 3.7-IV1, 3.7-IV2, 3.7-IV3, 3.7-IV4, 3.8-IV0, 3.9-IV0, 4.0-IV0, 4.0-IV1, "
+         "4.0-IV2, 4.0-IV3, 4.1-IV0, 4.1-IV1, 4.2-IV0, 4.2-IV1, 4.3-IV0"),
+        (["-f", "metadata.version=31"], "metadata.version 4.4-IV0 is not yet stable."),
+        (["-r", "4.4-IV0"], "Unknown metadata.version '4.4-IV0'. Supported metadata.version are: 3.3-IV3, 3.4-IV0, 3.5-IV0, "
+         "3.5-IV1, 3.5-IV2, 3.6-IV0, 3.6-IV1, 3.6-IV2, 3.7-IV0, 3.7-IV1, 3.7-IV2, 3.7-IV3, 3.7-IV4, 3.8-IV0, 3.9-IV0, 4.0-IV0, "
+         "4.0-IV1, 4.0-IV2, 4.0-IV3, 4.1-IV0, 4.1-IV1, 4.2-IV0, 4.2-IV1, 4.3-IV0"),
         (["-f", "group.version"], "Can't parse feature=level string group.version: equals sign not found."),
-        (["-f", "foo=1"], "Unsupported feature: foo. Supported features are: group.version, kraft.version, transaction.version"),
-        (["-I", "1@host"], "No colon following hostname could be found."),
-        (["-s"], "You can only use --standalone on a controller."),
+        (["-f", "foo=1"], "Unsupported feature: foo. Supported features are: eligible.leader.replicas.version, group.version, "
+         "kraft.version, share.version, streams.version, transaction.version"),
+        (["-I", "1@host", "--no-voters"], "No colon following hostname could be found."),
+        (["-s", "--no-voters"], "You can only use --standalone on a controller."),
+        (["-s"], "You cannot specify controller.quorum.voters and format the node with --initial-controllers or --standalone. "
+         "If you want to use dynamic quorum, please remove controller.quorum.voters and specify controller.quorum.bootstrap.servers "
+         "instead."),
     ],
 )
 def test_refusals_are_one_line_and_exit_1(cli: Cli, tmp_path: Path, args: list[str], message: str) -> None:
-    result = cli("format", "-c", str(write_config(tmp_path)), "-t", CLUSTER_ID, *args, state=None)
+    """`--no-voters` (the test's own flag): a config without controller.quorum.voters."""
+    settings = {"controller_quorum_voters": ""} if "--no-voters" in args else {}
+    args = [arg for arg in args if arg != "--no-voters"]
+    result = cli("format", "-c", str(write_config(tmp_path, **settings)), "-t", CLUSTER_ID, *args, state=None)
     assert (result.exit_code, result.stdout, result.stderr) == (1, "", message + "\n")
     assert not (tmp_path / "d1").exists()
 
@@ -295,6 +322,69 @@ def test_a_write_failure_shows_what_was_done(cli: Cli, tmp_path: Path, monkeypat
         ("alreadyFormatted", None),
         ("failed", f"No space left on device: {tmp_path}/d2/meta.properties.tmp"),
     ]
+
+
+def test_format_as_kafka_storage_4_4(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default release: metadata.version 4.4-IV2 with share.version 2, and KAFKA-19648's layout:
+    a broker's directories get meta.properties alone, a controller's metadata directory the
+    bootstrap snapshot with the bootstrap records (no bootstrap.checkpoint anywhere)."""
+    from kjbod.kafka_formats.kraft_snapshot import read_kraft_snapshot
+
+    monkeypatch.delenv("KJBOD_KAFKA_VERSION")
+    broker = cli("format", "-c", str(write_config(tmp_path)), "-t", CLUSTER_ID, state=None)
+    assert (broker.exit_code, broker.stderr) == (0, "")
+    assert broker.stdout == BOOTSTRAP_4_4 + in_kafka_order(
+        f"Formatting data directory {tmp_path}/d1 with metadata.version 4.4-IV2.",
+        f"Formatting metadata directory {tmp_path}/d2 with metadata.version 4.4-IV2.",
+    )
+    assert [sorted(p.name for p in (tmp_path / name).iterdir()) for name in ("d1", "d2")] == [["meta.properties"]] * 2
+    controller = cli("format", "-c", str(controller_config(tmp_path)), "-t", CLUSTER_ID, state=tmp_path / "state")
+    assert controller.stdout == BOOTSTRAP_4_4 + f"Formatting metadata directory {tmp_path}/meta with metadata.version 4.4-IV2.\n"
+    assert sorted(p.name for p in (tmp_path / "meta").iterdir()) == ["__cluster_metadata-0", "meta.properties"]
+    snapshot = read_kraft_snapshot(tmp_path / "meta" / "__cluster_metadata-0" / "00000000000000000000-0000000000.checkpoint")
+    assert (snapshot.kraft_version, snapshot.voters, snapshot.data_record_count) == (None, None, 6)  # no KRaftVersion record at 0
+    as_43 = cli("--kafka-version", "4.3", "format", "-c", str(write_config(tmp_path, log_dirs=f"{tmp_path}/e")), "-t", CLUSTER_ID, state=None)
+    assert as_43.exit_code == 0 and (tmp_path / "e" / "bootstrap.checkpoint").exists()
+
+
+def test_add_scram_bootstraps_a_credential_the_state_and_an_export_carry(cli: Cli, tmp_path: Path) -> None:
+    """kafka-storage's -S: a UserScramCredentialRecord after the feature levels, in the Bootstrap
+    metadata line (Java's signed bytes), the bootstrap records and the cluster state; an export
+    writes it and an import of that export keeps it."""
+    from kjbod.kafka_formats.kraft_snapshot import read_kraft_snapshot
+    from kjbod.records.wire import decode_record
+
+    config = str(controller_config(tmp_path))
+    scram = 'SCRAM-SHA-512=[name=alice,iterations=8192,salt="N3E=",saltedpassword="YCE="]'
+    result = cli("--kafka-version", "4.4", "format", "-c", config, "-t", CLUSTER_ID, "-S", scram, state=tmp_path / "state")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith(BOOTSTRAP_4_4.split("], metadataVersionLevel")[0] + ", ApiMessageAndVersion(UserScramCredentialRecord("
+                                    "name='alice', mechanism=2, salt=[55, 113], storedKey=[")
+    assert result.stdout.split("\n")[0].endswith("], iterations=8192) at version 0)], metadataVersionLevel=33, source=format command)")
+    snapshot = read_kraft_snapshot(tmp_path / "meta" / "__cluster_metadata-0" / "00000000000000000000-0000000000.checkpoint")
+    (last,) = [decode_record(r.buffer, r.start, r.end) for r in snapshot.data_records()][-1:]
+    assert (type(last).__name__, last.name, last.mechanism, last.salt, last.iterations) == ("UserScramCredentialRecord", "alice", 2, b"7q", 8192)
+    dumped = [json.loads(line) for line in cli("metadata", "dump", state=tmp_path / "state").stdout.splitlines()]
+    assert [d["data"]["salt"] for d in dumped if d["type"] == "UserScramCredentialRecord"] == ["N3E="]
+    (tmp_path / "export").mkdir()
+    exported = cli("metadata", "export", "--kafka-snapshot", str(tmp_path / "export"), state=tmp_path / "state")
+    assert exported.exit_code == 0, exported.stderr
+    assert "UserScramCredentialRecord 1" in exported.stdout
+    (written,) = (tmp_path / "export").glob("*.checkpoint")
+    again = cli("import", "cluster", "--metadata-snapshot", str(written), state=tmp_path / "again")
+    assert again.exit_code == 0, again.stderr
+    assert "UserScramCredentialRecord" not in again.stdout  # kept, not counted as left out
+    dumped = [json.loads(line) for line in cli("metadata", "dump", state=tmp_path / "again").stdout.splitlines()]
+    assert [(d["data"]["name"], d["data"]["salt"]) for d in dumped if d["type"] == "UserScramCredentialRecord"] == [("alice", "N3E=")]
+
+
+def test_add_scram_needs_3_5_iv2_and_a_well_formed_argument(cli: Cli, tmp_path: Path) -> None:
+    config = str(write_config(tmp_path))
+    old = cli("format", "-c", config, "-t", CLUSTER_ID, "-r", "3.5-IV1", "-S", "SCRAM-SHA-256=[name=a,password=b]", state=None)
+    assert (old.exit_code, old.stdout, old.stderr) == (1, "", "SCRAM is only supported in metadata.version 3.5-IV2 or later.\n")
+    bad = cli("format", "-c", config, "-t", CLUSTER_ID, "-S", "SCRAM-SHA-256=[name=a]", state=None)
+    assert (bad.exit_code, bad.stdout, bad.stderr) == (1, "", "You must supply one of 'password' or 'saltedpassword' to add-scram\n")
+    assert not (tmp_path / "d1").exists()
 
 
 # meta info -------------------------------------------------------------------------------------

@@ -27,7 +27,9 @@ def test_a_new_broker_registers_fenced_with_the_next_offset_as_its_epoch() -> No
     assert isinstance(register, RegisterBrokerRecord) and isinstance(paths, KjbodBrokerLogDirsRecord)
     assert (register.version, register.broker_epoch, register.fenced, register.rack) == (4, image.next_offset, True, "r1")
     assert register.log_dirs == (d1, d2)  # request order in the record
-    assert {f.name for f in register.features} == {"metadata.version", "kraft.version", "transaction.version", "group.version"}
+    assert {f.name for f in register.features} == {"metadata.version", "kraft.version", "transaction.version", "group.version",
+                                                   "eligible.leader.replicas.version", "share.version", "streams.version"}
+    assert register.cordoned_log_dirs == ()  # reported (the registration stands for the first heartbeat too)
     after = apply(image, result)
     broker = after.cluster.brokers[1]
     assert broker.fenced and broker.epoch == image.next_offset and set(broker.directories) == {d1, d2}

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kjbod.common.kafka_release import KAFKA_4_3, KAFKA_4_4
 from kjbod.common.kafka_uuid import DirectoryId
 from kjbod.controller.errors import NONE, ApiError, Errors
 from kjbod.controller.feature_control import (
@@ -53,7 +54,8 @@ def cluster(mv: int, *, features: dict[str, int] | None = None, brokers: dict[in
 
 
 def update(image: Image, validate_only: bool = False, **updates: FeatureUpdate) -> ControllerResult[UpdateFeaturesResponse]:
-    return FeatureControl(image).update_features({name.replace("_", "."): u for name, u in updates.items()}, validate_only)
+    """The request, to a controller of the 4.3 line (these tests' ranges and messages are 4.3's)."""
+    return FeatureControl(image, KAFKA_4_3).update_features({name.replace("_", "."): u for name, u in updates.items()}, validate_only)
 
 
 def refused(image: Image, message: str, **updates: FeatureUpdate) -> None:
@@ -63,7 +65,7 @@ def refused(image: Image, message: str, **updates: FeatureUpdate) -> None:
 
 
 def levels(image: Image) -> dict[str, int]:
-    return FeatureControl(image).finalized_features().levels  # type: ignore[return-value]
+    return FeatureControl(image, KAFKA_4_3).finalized_features().levels  # type: ignore[return-value]
 
 
 # Success, dry run, all or nothing -------------------------------------------------------------
@@ -242,15 +244,20 @@ def test_downgrades_follow_the_metadata_changed_column(current: int, target: int
 
 
 def test_an_unknown_metadata_version_inside_the_supported_range() -> None:
-    # Only a controller that claims more than the table knows can get here.
-    control = FeatureControl(cluster(7), supported_features={"metadata.version": (1, 31)})
-    result = control.update_features({"metadata.version": FeatureUpdate(5, SAFE)})
-    assert result.response.error.message == "Invalid metadata.version 5. Valid versions are from 7 to 31."
+    # Only a controller that claims more than the table knows can get here; the range is its
+    # release's table (FeatureControlManager.java:393-396).
+    for release, last in ((KAFKA_4_3, 31), (KAFKA_4_4, 34)):
+        control = FeatureControl(cluster(7), release, supported_features={"metadata.version": (1, 40)})
+        result = control.update_features({"metadata.version": FeatureUpdate(5, SAFE)})
+        assert result.response.error.message == f"Invalid metadata.version 5. Valid versions are from 7 to {last}."
+    control = FeatureControl(cluster(30), KAFKA_4_3, supported_features={"metadata.version": (1, 40)})
+    result = control.update_features({"metadata.version": FeatureUpdate(33)})
+    assert result.response.error.message == "Invalid metadata.version 33. Valid versions are from 7 to 31."
 
 
 def test_unknown_features_and_levels_come_from_the_feature_table() -> None:
     refused(cluster(30), "Invalid update version 0 for feature foo. Feature foo not found.", foo=FeatureUpdate(0, SAFE))
-    control = FeatureControl(cluster(30), supported_features={"group.version": (0, 5)})
+    control = FeatureControl(cluster(30), KAFKA_4_3, supported_features={"group.version": (0, 5)})
     result = control.update_features({"group.version": FeatureUpdate(5)})
     assert result.response.error.message == (
         "Invalid update version 5 for feature group.version. No feature:group.version with feature level 5"
@@ -258,15 +265,17 @@ def test_unknown_features_and_levels_come_from_the_feature_table() -> None:
 
 
 def test_dependencies_are_checked_against_the_proposed_levels() -> None:
-    image = cluster(20)
-    refused(image, "Invalid update version 1 for feature kraft.version. kraft.version could not be set to 1 because it "
-            "depends on metadata.version level 21", kraft_version=FeatureUpdate(1))
+    image = cluster(22)
+    refused(image, "Invalid update version 1 for feature eligible.leader.replicas.version. eligible.leader.replicas.version "
+            "could not be set to 1 because it depends on metadata.version level 23", eligible_leader_replicas_version=FeatureUpdate(1))
     # Raising metadata.version in the same request satisfies the dependency.
-    result = update(image, kraft_version=FeatureUpdate(1), metadata_version=FeatureUpdate(21))
+    result = update(image, eligible_leader_replicas_version=FeatureUpdate(1), metadata_version=FeatureUpdate(23))
     assert result.records == (
-        FeatureLevelRecord(name="kraft.version", feature_level=1),
-        FeatureLevelRecord(name="metadata.version", feature_level=21),
+        FeatureLevelRecord(name="metadata.version", feature_level=23),
+        FeatureLevelRecord(name="eligible.leader.replicas.version", feature_level=1),
     )
+    # kraft.version 1 depends on nothing (KRaftVersion.java:75).
+    assert update(cluster(20), kraft_version=FeatureUpdate(1)).response.error == NONE
 
 
 def test_disabling_removes_the_feature_from_the_finalized_set() -> None:
@@ -287,7 +296,8 @@ def test_finalized_features_carry_the_offset_of_the_last_record_as_epoch() -> No
     assert FeatureControl(EMPTY_IMAGE).finalized_features().epoch is None
 
 
-def test_the_local_controller_supports_every_production_feature() -> None:
-    assert dict(FeatureControl(EMPTY_IMAGE).supported_features) == {
-        "metadata.version": (7, 30), "kraft.version": (0, 1), "transaction.version": (0, 2), "group.version": (0, 1),
-    }
+def test_the_local_controller_supports_every_production_feature_of_its_release() -> None:
+    common = {"kraft.version": (0, 1), "transaction.version": (0, 2), "group.version": (0, 1), "eligible.leader.replicas.version": (0, 1),
+              "streams.version": (0, 1)}
+    assert dict(FeatureControl(EMPTY_IMAGE, KAFKA_4_3).supported_features) == {"metadata.version": (7, 30), **common, "share.version": (0, 1)}
+    assert dict(FeatureControl(EMPTY_IMAGE, KAFKA_4_4).supported_features) == {"metadata.version": (7, 33), **common, "share.version": (0, 2)}

@@ -420,3 +420,22 @@ def test_a_replica_moved_off_a_dead_disk_starts_empty() -> None:
     assert any(isinstance(r, KjbodReplicaLogRecord) and r.size_bytes == 0 for r in result.records)
     after = apply(image, result)
     assert after.topics.by_id[topic_id].replica_size(0, 1) == 0
+
+
+@pytest.mark.parametrize("name", ["errors.deadletterqueue.group.enable", "max.decompressed.message.bytes", "remote.copy.lag.bytes", "remote.copy.lag.ms"])
+def test_the_topic_configs_kafka_4_4_adds_are_refused_by_a_4_3_controller(name: str) -> None:
+    """4.4.0's LogConfig defines them (storage LogConfig.java:48-54); 4.3.1's does not."""
+    from kjbod.common.kafka_release import KAFKA_4_3, KAFKA_4_4
+
+    image, _ = with_brokers(bootstrap(), 1)
+    value = "false" if name.startswith("errors.") else "100"
+    created = Controller(image, KAFKA_4_4).replication.create_topic(CreateTopicRequest("t", 1, 1, configs={name: value}))
+    assert ConfigRecord(resource_type=2, resource_name="t", name=name, value=value) in created.records
+    with pytest.raises(ControllerApiError, match=f"INVALID_CONFIG: Unknown topic config name: {name}"):
+        Controller(image, KAFKA_4_3).replication.create_topic(CreateTopicRequest("t", 1, 1, configs={name: value}))
+
+
+def test_message_downconversion_enable_is_no_4_x_topic_config() -> None:
+    image, _ = with_brokers(bootstrap(), 1)
+    with pytest.raises(ControllerApiError, match="Unknown topic config name: message.downconversion.enable"):
+        Controller(image).replication.create_topic(CreateTopicRequest("t", 1, 1, configs={"message.downconversion.enable": "true"}))

@@ -10,17 +10,22 @@ from kjbod.image import EMPTY_IMAGE, Delta, replay_all
 from kjbod.records import (
     CONFIG_RESOURCE_TOPIC,
     BrokerRegistrationChangeRecord,
+    ClearElrRecord,
     ConfigRecord,
     FeatureLevelRecord,
     KjbodClockRecord,
     KjbodClusterRecord,
     PartitionChangeRecord,
     PartitionRecord,
+    ControllerFeature,
     RegisterBrokerRecord,
+    RegisterControllerRecord,
     RemoveTopicRecord,
     TopicRecord,
     UnregisterBrokerRecord,
+    UnregisterControllerRecord,
 )
+from kjbod.common.versions import metadata_version_for_level
 
 T = "cJ3rE4bvQc2w5Y0kT1q9Zg"
 D1, D2, D3 = "ZNJ-ywU0nnQwRv5eRRU9ow", "XcZZOzUqS4yHOjhMQB6JLQ", "AAAAAAAAAAAAAAAAAAAAZA"
@@ -173,24 +178,72 @@ def test_feature_levels_and_an_unknown_level() -> None:
     assert (image.features.metadata_version.name, image.features.level("group.version")) == ("4.3-IV0", 1)
     image = replay_all(image, [FeatureLevelRecord(name="group.version", feature_level=0)])
     assert image.features.level("group.version") == 0 and "group.version" not in image.features.finalized
-    with pytest.raises(ReplayError, match="No MetadataVersion with feature level 99"):
-        replay_all(image, [FeatureLevelRecord(name="metadata.version", feature_level=99)])
+    # A newer release's metadata.version is kept as its level; one below the minimum is refused.
+    assert replay_all(image, [FeatureLevelRecord(name="metadata.version", feature_level=99)]).features.metadata_version.name == "UNKNOWN 99"
+    with pytest.raises(ReplayError, match="No MetadataVersion with feature level 6"):
+        replay_all(image, [FeatureLevelRecord(name="metadata.version", feature_level=6)])
 
 
 
-def test_a_feature_kjbod_does_not_model_is_kept_as_its_level() -> None:
-    """Every cluster formatted by Kafka 4.1+ finalizes eligible.leader.replicas.version (and 4.2+
-    share.version, streams.version); the image keeps them so export writes them back."""
+def test_a_feature_kjbod_does_not_know_is_kept_as_its_level() -> None:
+    """A newer release's feature (or level) is kept as the cluster finalized it, so export writes it back."""
     image = replay_all(EMPTY_IMAGE, [FeatureLevelRecord(name="metadata.version", feature_level=30),
-                                     FeatureLevelRecord(name="eligible.leader.replicas.version", feature_level=1),
+                                     FeatureLevelRecord(name="future.version", feature_level=3),
                                      FeatureLevelRecord(name="share.version", feature_level=1)])
-    assert dict(image.features.finalized) == {"eligible.leader.replicas.version": 1, "share.version": 1}
+    assert dict(image.features.finalized) == {"future.version": 3, "share.version": 1}
     assert [(r.name, r.feature_level) for r in image.features.write()] == [
-        ("metadata.version", 30), ("eligible.leader.replicas.version", 1), ("share.version", 1)]
-    image = replay_all(image, [FeatureLevelRecord(name="share.version", feature_level=0)])
-    assert "share.version" not in image.features.finalized
-    with pytest.raises(ReplayError, match="No feature:group.version with feature level 7"):
-        replay_all(image, [FeatureLevelRecord(name="group.version", feature_level=7)])
+        ("metadata.version", 30), ("future.version", 3), ("share.version", 1)]
+    image = replay_all(image, [FeatureLevelRecord(name="future.version", feature_level=0)])
+    assert "future.version" not in image.features.finalized
+    # As Kafka's image (FeaturesDelta.replay), any level of any other feature is kept: a newer
+    # release's level of a feature kjbod knows too.
+    assert replay_all(image, [FeatureLevelRecord(name="group.version", feature_level=7)]).features.level("group.version") == 7
+
+def test_a_clear_elr_record_empties_the_elr_of_one_topic_or_of_all_without_moving_an_epoch() -> None:
+    other = "AAAAAAAAAAAAAAAAAAAAQA"
+    elr = dict(version=2, eligible_leader_replicas=(2,), last_known_elr=(3,))
+    base = replay_all(EMPTY_IMAGE, [
+        *topic_with_partition(**elr),
+        TopicRecord(name="audit", topic_id=other),
+        PartitionRecord(version=2, partition_id=0, topic_id=other, replicas=(1,), isr=(1,), leader=1, leader_epoch=4, partition_epoch=7,
+                        directories=(D1,), last_known_elr=(1,)),
+        PartitionRecord(version=2, partition_id=1, topic_id=other, replicas=(1,), isr=(1,), leader=1, directories=(D1,)),
+    ])
+    one = replay_all(base, [ClearElrRecord(topic_name="orders")])
+    assert (one.topics.partition(T, 0).elr, one.topics.partition(T, 0).last_known_elr) == ((), ())
+    assert one.topics.partition(other, 0).last_known_elr == (1,)
+    assert one.topics.get(other) is base.topics.get(other)  # a topic the record does not touch is shared
+    every = replay_all(base, [ClearElrRecord(topic_name="")])
+    cleared = every.topics.partition(other, 0)
+    assert cleared.last_known_elr == () and (cleared.leader_epoch, cleared.partition_epoch) == (4, 7)
+    assert every.topics.partition(T, 0).elr == ()
+    with pytest.raises(ReplayError, match="Unable to clear elr for topic with name gone: no such topic found."):
+        replay_all(base, [ClearElrRecord(topic_name="gone")])
+
+
+def test_unregistering_a_controller_removes_its_registration() -> None:
+    registration = RegisterControllerRecord(controller_id=3000, incarnation_id=INC,
+                                            features=(ControllerFeature(name="metadata.version", min_supported_version=7, max_supported_version=33),))
+    image = replay_all(EMPTY_IMAGE, [registration, UnregisterControllerRecord(controller_id=3000)])
+    assert dict(image.cluster.controllers) == {}
+    with pytest.raises(ReplayError, match="no controller registration found for that id"):
+        replay_all(image, [UnregisterControllerRecord(controller_id=3000)])
+
+
+def test_cordoned_directories_not_reported_yet_stay_null_and_an_empty_report_stays_empty() -> None:
+    """KIP-1066 as released: RegisterBrokerRecord v4's CordonedLogDirs is null until the broker
+    reports; the image keeps null apart from [] and writes each back as it was."""
+    mv = metadata_version_for_level(30)
+    fresh = RegisterBrokerRecord(version=4, broker_id=1, incarnation_id=INC, broker_epoch=10, log_dirs=(D1, D2))
+    image = replay_all(EMPTY_IMAGE, [fresh])
+    assert not image.cluster.brokers[1].cordoned_reported
+    assert image.cluster.brokers[1].to_record(mv).cordoned_log_dirs is None
+    reported = replay_all(image, [BrokerRegistrationChangeRecord(version=3, broker_id=1, broker_epoch=10, cordoned_log_dirs=())])
+    assert reported.cluster.brokers[1].cordoned_reported
+    assert reported.cluster.brokers[1].to_record(mv).cordoned_log_dirs == ()
+    again = replay_all(EMPTY_IMAGE, [reported.cluster.brokers[1].to_record(mv)])
+    assert again.cluster.brokers[1] == reported.cluster.brokers[1]
+
 
 def test_the_clock_never_goes_back() -> None:
     image = replay_all(EMPTY_IMAGE, [KjbodClockRecord(time_ms=10)])

@@ -49,8 +49,16 @@ def _kafka_prerequisites(kafka_prerequisites: None) -> None:
 
 
 @pytest.fixture(scope="session", params=KAFKA_VERSIONS)
-def kafka_version(request: pytest.FixtureRequest) -> str:
-    return request.param
+def kafka_version(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The release under test; kjbod speaks it meanwhile (KJBOD_KAFKA_VERSION, as an operator of
+    that release sets it), so every kjbod run of these tests mirrors the Kafka it is compared with."""
+    before = os.environ.get("KJBOD_KAFKA_VERSION")
+    os.environ["KJBOD_KAFKA_VERSION"] = request.param
+    yield request.param
+    if before is None:
+        os.environ.pop("KJBOD_KAFKA_VERSION", None)
+    else:
+        os.environ["KJBOD_KAFKA_VERSION"] = before
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001 - pytest's hook

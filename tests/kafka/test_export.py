@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kafka.conftest import Live, kjbod, strict_xfail
+from tests.kafka.conftest import Live, kjbod
 from tests.kafka.runtime import ToolResult, run_tool
 
 
@@ -106,10 +106,9 @@ PROVENANCE_TIME = re.compile(r"(offset \d+, epoch \d+, time ).*$")
 NOT_MODELLED = ("ACCESS_CONTROL_ENTRY_RECORD", "USER_SCRAM_CREDENTIAL_RECORD", "CLIENT_QUOTA_RECORD", "PRODUCER_IDS_RECORD",
                 "DELEGATION_TOKEN_RECORD")
 # KIP-1066 as Kafka 4.3 ships it: a registration's cordoned directories are null until the broker's
-# heartbeats report them; kjbod's schema has no null there (issue 28).
+# heartbeats report them, [] once it reported none; kjbod keeps the difference (issue 28: the
+# released, nullable schema). The tests that mask it stay, to tell the two causes apart.
 CORDONED = re.compile(r"cordonedDirectories=(null|\[\])")
-CORDONED_REASON = ("issue 28: Kafka 4.3/4.4 registrations carry cordonedLogDirs=[] (RegisterBrokerRecord v4, nullable since "
-                   "KIP-1066 shipped); kjbod exports the field absent, which Kafka reads as null")
 
 
 def _shell_lines(result: ToolResult, *, mask_cordoned: bool) -> list[str]:
@@ -121,8 +120,7 @@ def test_metadata_shell_prints_the_same_image_but_cordoned_directories(exports: 
     assert _shell_lines(exports.shell["kjbod"], mask_cordoned=True) == _shell_lines(exports.shell["kafka"], mask_cordoned=True)
 
 
-def test_metadata_shell_prints_the_same_image(exports: Exports, request: pytest.FixtureRequest) -> None:
-    strict_xfail(request, ("4.3.1", "4.4.0"), CORDONED_REASON)
+def test_metadata_shell_prints_the_same_image(exports: Exports) -> None:
     assert _shell_lines(exports.shell["kjbod"], mask_cordoned=False) == _shell_lines(exports.shell["kafka"], mask_cordoned=False)
 
 
@@ -155,6 +153,5 @@ def test_dump_log_prints_the_same_records_but_cordoned_directories(exports: Expo
     assert ours == kafka, ("only kjbod's:", sorted(set(ours) - set(kafka)), "only Kafka's:", sorted(set(kafka) - set(ours)))
 
 
-def test_dump_log_prints_the_same_records(exports: Exports, request: pytest.FixtureRequest) -> None:
-    strict_xfail(request, ("4.3.1", "4.4.0"), CORDONED_REASON)
+def test_dump_log_prints_the_same_records(exports: Exports) -> None:
     assert _records(exports.dump, exports.at_snapshot, mask_cordoned=False) == _records(exports.dump, exports.kafka_snapshot, mask_cordoned=False)

@@ -93,9 +93,7 @@ def _feature_name(line: str) -> str:
     return line.split()[1]
 
 
-def test_features_describe_of_the_features_kjbod_models(live: Live, request: pytest.FixtureRequest) -> None:
-    strict_xfail(request, ("4.4.0",), "issue 28: a 4.4.0 broker supports metadata.version up to 4.4-IV2, kjbod's "
-                 "controller up to 4.3-IV0 (SupportedMaxVersion)")
+def test_features_describe_of_the_features_kjbod_models(live: Live) -> None:
     ours = kjbod("features", "describe", state=live.state)
     assert ours.exit_code == 0, ours.stderr
     our_lines, our_epochs = _features(ours.lines)
@@ -105,9 +103,7 @@ def test_features_describe_of_the_features_kjbod_models(live: Live, request: pyt
     assert len(our_epochs) == len(kafka_epochs) == 1 and all(INTEGER.match(epoch) for epoch in our_epochs | kafka_epochs)
 
 
-def test_features_describe(live: Live, request: pytest.FixtureRequest) -> None:
-    strict_xfail(request, ("4.3.1", "4.4.0"), "issue 28: Kafka also describes eligible.leader.replicas.version, "
-                 "share.version and streams.version (supported and finalized)")
+def test_features_describe(live: Live) -> None:
     ours = kjbod("features", "describe", state=live.state)
     assert _features(ours.lines)[0] == _features(live.kafka["features"].lines)[0]
 

@@ -55,13 +55,12 @@ def test_a_kafka_snapshot_becomes_records_with_runs_and_counts_what_kjbod_does_n
     assert result.snapshot_records == 44 and result.end_offset == 44 and result.log_records == 0
     runs = [e for e in result.entries if isinstance(e, RecordRun)]
     assert {r.record_type.__name__ for r in runs} == {"TopicRecord", "PartitionRecord"}
-    # RegisterControllerRecord is modelled too (the controller quorum).
-    assert result.records == sum(e.count if isinstance(e, RecordRun) else 1 for e in result.entries) == 31
+    # RegisterControllerRecord is modelled too (the controller quorum), and the SCRAM credentials.
+    assert result.records == sum(e.count if isinstance(e, RecordRun) else 1 for e in result.entries) == 33
     assert result.unmodelled == {
         name: 1
         for name in (
-            "ProducerIdsRecord", "AccessControlEntryRecord", "RemoveAccessControlEntryRecord", "UserScramCredentialRecord",
-            "RemoveUserScramCredentialRecord", "ClientQuotaRecord", "DelegationTokenRecord", "RemoveDelegationTokenRecord",
+            "ProducerIdsRecord", "AccessControlEntryRecord", "RemoveAccessControlEntryRecord", "ClientQuotaRecord", "DelegationTokenRecord", "RemoveDelegationTokenRecord",
             "ZkMigrationStateRecord",
         )
     }

@@ -119,7 +119,7 @@ def test_every_damaged_header_byte_of_the_last_acknowledged_batch_is_corruption(
     segment = sorted(path.glob("*.log"))[-1]
     intact = segment.read_bytes()
     last = last_batch_position(segment)
-    assert read_batch(intact, last).base_offset == 10
+    assert read_batch(intact, last).base_offset == 13
     cases = 0
     for index in range(HEADER_SIZE):
         for mask in (*(1 << bit for bit in range(8)), 0xFF):
@@ -127,13 +127,13 @@ def test_every_damaged_header_byte_of_the_last_acknowledged_batch_is_corruption(
             damaged[last + index] ^= mask
             segment.write_bytes(bytes(damaged))
             for write in (True, False):
-                with pytest.raises(CorruptStateError, match=rf"damaged at offset 10 \({segment.name}, byte {last}\)"):
+                with pytest.raises(CorruptStateError, match=rf"damaged at offset 13 \({segment.name}, byte {last}\)"):
                     ClusterState.open(path, write=write).close()
             if mask == 0xFF:  # through the CLI too: a writer and verify both exit 3
                 for args in (("clock", "advance", "1s"), ("metadata", "verify")):
                     code, out, err = kjbod("--state", str(path), *args)
                     assert (code, out) == (3, ""), (index, args)
-                    assert err.startswith(f"the record log in {path} is damaged at offset 10 ({segment.name}, byte {last}): ")
+                    assert err.startswith(f"the record log in {path} is damaged at offset 13 ({segment.name}, byte {last}): ")
             assert segment.read_bytes() == bytes(damaged), (index, mask)  # nothing was cut
             cases += 1
     assert cases == HEADER_SIZE * 9
@@ -148,20 +148,20 @@ def test_a_cut_acknowledged_commit_is_corruption_not_a_torn_tail(tmp_path: Path)
     last = last_batch_position(segment)
     for cut, reason in (
         (len(intact) - 3, rf"byte {last}\): an incomplete batch \({len(intact) - 3 - last} of {len(intact) - last} bytes\), "
-                          r"inside what was acknowledged \(commits up to offset 10, acknowledged-end.checkpoint\), "
+                          r"inside what was acknowledged \(commits up to offset 13, acknowledged-end.checkpoint\), "
                           "so not an interrupted write; "),
-        (last, rf"byte {last}\): the log ends there, but commits up to offset 10 were acknowledged "
+        (last, rf"byte {last}\): the log ends there, but commits up to offset 13 were acknowledged "
                r"\(acknowledged-end.checkpoint\); "),
     ):  # fmt: skip
         segment.write_bytes(intact[:cut])
         code, out, err = kjbod("--state", str(path), "clock", "advance", "1s")
         assert (code, out) == (3, "")
-        assert err.startswith(f"the record log in {path} is damaged at offset 10 ({segment.name}, ")
+        assert err.startswith(f"the record log in {path} is damaged at offset 13 ({segment.name}, ")
         assert err.endswith("kjbod does not skip damaged data, so restore the state directory from a backup\n")
         assert re.search(reason, err), err
         assert segment.read_bytes() == intact[:cut]
         code, out, err = kjbod("--state", str(path), "metadata", "verify")
-        assert (code, out) == (3, "") and "damaged at offset 10" in err
+        assert (code, out) == (3, "") and "damaged at offset 13" in err
 
 
 def test_an_acknowledged_commit_of_several_batches_cut_after_a_batch_is_corruption(tmp_path: Path) -> None:
@@ -190,7 +190,7 @@ def test_a_torn_write_beyond_the_acknowledged_end_is_still_recovered(tmp_path: P
     (path / ACKNOWLEDGED_FILE).write_bytes(checkpoint)
     notices: list[str] = []
     with ClusterState.open(path, write=True, notify=notices.append) as state:
-        assert state.image.next_offset == 11
+        assert state.image.next_offset == 14
     assert notices[0].startswith("Recovered the cluster state: removed an interrupted write left ")
     assert segment.read_bytes() == intact
     assert len(offline_directories(path)) == 1

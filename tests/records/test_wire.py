@@ -76,7 +76,7 @@ def kafka_read_lines(directory: Path) -> list[dict[str, Any]]:
 
 def test_every_schema_compiles_at_every_version() -> None:
     compiled = [(name, version) for name, spec in schemas().items() for version in spec.versions if codec(name, version)]
-    assert len(schemas()) == 30
+    assert len(schemas()) == 32
     assert ("RegisterBrokerRecord", 4) in compiled and ("BrokerRegistrationChangeRecord", 3) in compiled
     assert ("VotersRecord", 0) in compiled and ("LeaderChangeMessage", 1) in compiled
 
@@ -151,6 +151,7 @@ def test_kjbod_models_every_record_the_controller_needs() -> None:
         "RegisterBrokerRecord", "UnregisterBrokerRecord", "TopicRecord", "PartitionRecord", "ConfigRecord",
         "PartitionChangeRecord", "FenceBrokerRecord", "UnfenceBrokerRecord", "RemoveTopicRecord",
         "FeatureLevelRecord", "BrokerRegistrationChangeRecord", "NoOpRecord", "RegisterControllerRecord",
+        "ClearElrRecord", "UnregisterControllerRecord", "UserScramCredentialRecord", "RemoveUserScramCredentialRecord",
     }
     assert set(CONTROL_MODELS) == {"KRaftVersionRecord", "VotersRecord"}
 
@@ -217,8 +218,10 @@ def test_modelled_records_round_trip_through_kjbods_models_byte_for_byte() -> No
 def test_the_fixture_covers_every_modelled_record_at_every_version_kafka_knows() -> None:
     seen = {(type(m).__name__, m.version) for m in (decode_record(r.buffer, r.start, r.end) for r in read_kraft_snapshot(ALL_RECORDS_SNAPSHOT).data_records()) if m}
     expected = {(name, v) for name, model in MODELLED_RECORDS.items() for v in model.VERSIONS}
-    # The oracle's Kafka predates KIP-1066 (RegisterBrokerRecord v4, BrokerRegistrationChangeRecord v3).
-    assert expected - seen == {("RegisterBrokerRecord", 4), ("BrokerRegistrationChangeRecord", 3)}
+    # The oracle's Kafka predates KIP-1066 (RegisterBrokerRecord v4, BrokerRegistrationChangeRecord v3)
+    # and KIP-1312 (UnregisterControllerRecord), and wrote no ClearElrRecord.
+    assert expected - seen == {("RegisterBrokerRecord", 4), ("BrokerRegistrationChangeRecord", 3), ("ClearElrRecord", 0),
+                               ("UnregisterControllerRecord", 0)}
 
 
 def test_records_kjbod_does_not_model_decode_but_give_no_model() -> None:
@@ -228,8 +231,7 @@ def test_records_kjbod_does_not_model_decode_but_give_no_model() -> None:
         if model_from_value(value) is None:
             unmodelled.add(value.name)
     assert unmodelled == {
-        "ProducerIdsRecord", "AccessControlEntryRecord", "RemoveAccessControlEntryRecord", "UserScramCredentialRecord",
-        "RemoveUserScramCredentialRecord", "ClientQuotaRecord", "DelegationTokenRecord", "RemoveDelegationTokenRecord",
+        "ProducerIdsRecord", "AccessControlEntryRecord", "RemoveAccessControlEntryRecord", "ClientQuotaRecord", "DelegationTokenRecord", "RemoveDelegationTokenRecord",
         "ZkMigrationStateRecord", "BeginTransactionRecord", "EndTransactionRecord",
         "AbortTransactionRecord",
     }
@@ -251,6 +253,12 @@ def test_cordoned_directories_use_the_kip_1066_tags() -> None:
     a, b = uuid("", DIR_A)[1:17], uuid("", DIR_B)[1:17]
     # Two tagged fields: tag 0 (LogDirs, 33 bytes: a compact array of 2) and tag 1 (CordonedLogDirs, 17 bytes).
     assert encode_record(register).endswith(b"\x02" + b"\x00\x21\x03" + a + b + b"\x01\x11\x02" + b)
+    # Nullable as released (KIP-1066 in 4.3): null (not reported yet) is absent, an empty list is written.
+    reported_none = register.model_copy(update={"cordoned_log_dirs": ()})
+    assert decode_record(encode_record(reported_none)) == reported_none
+    assert encode_record(reported_none).endswith(b"\x02" + b"\x00\x21\x03" + a + b + b"\x01\x01\x01")
+    unknown = register.model_copy(update={"cordoned_log_dirs": None})
+    assert encode_record(unknown).endswith(b"\x01" + b"\x00\x21\x03" + a + b)
     change = BrokerRegistrationChangeRecord(version=3, broker_id=1, broker_epoch=1, cordoned_log_dirs=())
     assert decode_record(encode_record(change)) == change  # empty (uncordon all) is not null (no change)
     assert encode_record(change).endswith(b"\x01\x03\x01\x01")  # tag 3, 1 byte, empty compact array
@@ -340,7 +348,7 @@ def register_broker_records(draw: st.DrawFn) -> RegisterBrokerRecord:
         fenced=draw(st.booleans()),
         in_controlled_shutdown=draw(st.booleans()) if version >= 1 else False,
         log_dirs=tuple(draw(st.lists(_uuid(), max_size=3))) if version >= 3 else (),
-        cordoned_log_dirs=tuple(draw(st.lists(_uuid(), max_size=3))) if version >= 4 else (),
+        cordoned_log_dirs=draw(st.none() | st.lists(_uuid(), max_size=3).map(tuple)) if version >= 4 else None,
     )
 
 

@@ -58,8 +58,8 @@ def test_a_damaged_length_of_the_last_acknowledged_batch_is_never_taken_for_a_to
         for args in (("metadata", "verify"), ("broker", "heartbeat", "--id", "1")):
             result = kjbod(state, *args)
             assert (result.returncode, result.stdout) == (3, ""), (byte, args, result.stdout)
-            assert f"is damaged at offset 10 ({segment.name}, byte {last}): an incomplete batch" in result.stderr or (
-                f"is damaged at offset 10 ({segment.name}, byte {last}): an invalid batch length" in result.stderr
+            assert f"is damaged at offset 13 ({segment.name}, byte {last}): an incomplete batch" in result.stderr or (
+                f"is damaged at offset 13 ({segment.name}, byte {last}): an invalid batch length" in result.stderr
             ), result.stderr
         assert segment.read_bytes() == bytes(damaged)  # the commit was not cut
     segment.write_bytes(intact)

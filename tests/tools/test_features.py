@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kjbod.common.kafka_release import KAFKA_4_3, KAFKA_4_4
 from kjbod.controller.errors import NONE, ApiError, Errors
 from kjbod.controller.feature_control import FeatureUpdate, UpdateFeaturesResponse, UpgradeType
 from kjbod.errors import UserError
@@ -16,7 +17,6 @@ from kjbod.tools.features import (
     UpdateOutcome,
     build_request,
     feature_dependencies,
-    level_text,
     parse_name_and_level,
     version_mapping,
 )
@@ -30,7 +30,7 @@ UP, SAFE, UNSAFE = UpgradeType.UPGRADE, UpgradeType.SAFE_DOWNGRADE, UpgradeType.
 
 def refused(message: str, operation: str = "upgrade", **flags: object) -> None:
     with pytest.raises(UserError) as raised:
-        build_request(operation, **flags)  # type: ignore[arg-type]
+        build_request(operation, KAFKA_4_3, **flags)  # type: ignore[arg-type]
     assert raised.value.message == message
 
 
@@ -76,18 +76,28 @@ def test_every_short_round_trips(name: str, level: int) -> None:
 
 
 def test_release_version_sets_every_production_feature_but_an_upgrade_skips_zero_defaults() -> None:
-    up = build_request("upgrade", release_version="3.9")
+    up = build_request("upgrade", KAFKA_4_3, release_version="3.9")
     assert dict(up.updates) == {"metadata.version": FeatureUpdate(21, UP), "kraft.version": FeatureUpdate(1, UP)}
-    down = build_request("downgrade", release_version="3.9", unsafe=True)
+    down = build_request("downgrade", KAFKA_4_3, release_version="3.9", unsafe=True)
     assert dict(down.updates) == {
         "metadata.version": FeatureUpdate(21, UNSAFE),
         "kraft.version": FeatureUpdate(1, UNSAFE),
         "transaction.version": FeatureUpdate(0, UNSAFE),
         "group.version": FeatureUpdate(0, UNSAFE),
+        "eligible.leader.replicas.version": FeatureUpdate(0, UNSAFE),
+        "share.version": FeatureUpdate(0, UNSAFE),
+        "streams.version": FeatureUpdate(0, UNSAFE),
     }
-    assert dict(build_request("upgrade", release_version="4.3").updates) == {
+    assert dict(build_request("upgrade", KAFKA_4_3, release_version="4.3").updates) == {
         "metadata.version": FeatureUpdate(30), "kraft.version": FeatureUpdate(1),
         "transaction.version": FeatureUpdate(2), "group.version": FeatureUpdate(1),
+        "eligible.leader.replicas.version": FeatureUpdate(1), "share.version": FeatureUpdate(1), "streams.version": FeatureUpdate(1),
+    }
+    # Kafka 4.4.0 knows 4.4 (4.4-IV2) and share.version 2.
+    assert dict(build_request("upgrade", KAFKA_4_4, release_version="4.4").updates) == {
+        "metadata.version": FeatureUpdate(33), "kraft.version": FeatureUpdate(1),
+        "transaction.version": FeatureUpdate(2), "group.version": FeatureUpdate(1),
+        "eligible.leader.replicas.version": FeatureUpdate(1), "share.version": FeatureUpdate(2), "streams.version": FeatureUpdate(1),
     }
 
 
@@ -105,17 +115,17 @@ def test_an_unknown_version_lists_the_supported_ones(flag: str, text: str) -> No
 
 
 def test_a_testing_version_is_sent_for_the_controller_to_refuse() -> None:
-    assert build_request("upgrade", release_version="4.4-IV0").updates["metadata.version"] == FeatureUpdate(31)
+    assert build_request("upgrade", KAFKA_4_3, release_version="4.4-IV0").updates["metadata.version"] == FeatureUpdate(31)
 
 
 def test_the_metadata_flag_prints_its_deprecation_first_even_when_it_then_fails() -> None:
     printed: list[str] = []
-    request = build_request("upgrade", metadata="4.3", print_line=printed.append)
+    request = build_request("upgrade", KAFKA_4_3, metadata="4.3", print_line=printed.append)
     assert (printed, dict(request.updates)) == ([DEPRECATION_NOTICE], {"metadata.version": FeatureUpdate(30)})
     assert DEPRECATION_NOTICE == " `metadata` flag is deprecated and may be removed in a future release."
     printed.clear()
     with pytest.raises(UserError, match="^Unknown metadata.version '9"):
-        build_request("upgrade", metadata="9", print_line=printed.append)
+        build_request("upgrade", KAFKA_4_3, metadata="9", print_line=printed.append)
     assert printed == [DEPRECATION_NOTICE]
 
 
@@ -146,10 +156,10 @@ def test_at_least_one_feature_is_needed(operation: str) -> None:
 
 
 def test_disable_sends_level_zero_safe_or_unsafe() -> None:
-    assert dict(build_request("disable", features=["group.version", "foo"]).updates) == {
+    assert dict(build_request("disable", KAFKA_4_3, features=["group.version", "foo"]).updates) == {
         "group.version": FeatureUpdate(0, SAFE), "foo": FeatureUpdate(0, SAFE),
     }
-    assert build_request("disable", features=["foo"], unsafe=True).updates["foo"] == FeatureUpdate(0, UNSAFE)
+    assert build_request("disable", KAFKA_4_3, features=["foo"], unsafe=True).updates["foo"] == FeatureUpdate(0, UNSAFE)
 
 
 # Result lines ------------------------------------------------------------------------------
@@ -208,39 +218,59 @@ def test_lines_are_sorted_by_name_and_failures_counted() -> None:
 # version-mapping and feature-dependencies --------------------------------------------------
 
 
-def test_version_mapping_defaults_to_the_latest_production_release() -> None:
-    assert version_mapping().lines() == [
+def test_version_mapping_defaults_to_the_latest_production_release_of_the_tool() -> None:
+    assert version_mapping(KAFKA_4_3).lines() == [
         "metadata.version=30 (4.3-IV0)", "kraft.version=1", "transaction.version=2", "group.version=1",
+        "eligible.leader.replicas.version=1", "share.version=1", "streams.version=1",
+    ]
+    assert version_mapping(KAFKA_4_4).lines() == [
+        "metadata.version=33 (4.4-IV2)", "kraft.version=1", "transaction.version=2", "group.version=1",
+        "eligible.leader.replicas.version=1", "share.version=2", "streams.version=1",
     ]
 
 
 def test_version_mapping_echoes_the_string_as_given() -> None:
-    assert version_mapping("3.9").lines() == [
+    assert version_mapping(KAFKA_4_3, "3.9").lines() == [
         "metadata.version=21 (3.9)", "kraft.version=1", "transaction.version=0", "group.version=0",
+        "eligible.leader.replicas.version=0", "share.version=0", "streams.version=0",
     ]
-    assert version_mapping("4.4-IV0").lines()[0] == "metadata.version=31 (4.4-IV0)"
-    assert version_mapping("3.7.1").to_json() == {
+    assert version_mapping(KAFKA_4_3, "4.4-IV0").lines()[0] == "metadata.version=31 (4.4-IV0)"
+    assert version_mapping(KAFKA_4_3, "4.4-IV0").lines()[5] == "share.version=1"
+    assert version_mapping(KAFKA_4_4, "4.4-IV0").lines()[5] == "share.version=2"
+    assert version_mapping(KAFKA_4_3, "3.7.1").to_json() == {
         "releaseVersion": "3.7.1", "metadataVersion": "3.7-IV4",
-        "features": {"metadata.version": 19, "kraft.version": 0, "transaction.version": 0, "group.version": 0},
+        "features": {"metadata.version": 19, "kraft.version": 0, "transaction.version": 0, "group.version": 0,
+                     "eligible.leader.replicas.version": 0, "share.version": 0, "streams.version": 0},
     }
 
 
-def test_version_mapping_of_an_unknown_release() -> None:
+@pytest.mark.parametrize(("release", "text"), [(KAFKA_4_3, "3.2"), (KAFKA_4_3, "4.4"), (KAFKA_4_4, "4.5")])
+def test_version_mapping_of_an_unknown_release(release, text: str) -> None:  # noqa: ANN001
     with pytest.raises(UserError) as raised:
-        version_mapping("3.2")
-    assert raised.value.message == "Unknown release version '3.2'. Supported versions are: 3.3-IV3 to 4.3-IV0"
+        version_mapping(release, text)
+    assert raised.value.message == f"Unknown metadata.version '{text}'. Supported metadata.version are: " + (
+        SUPPORTED if release is KAFKA_4_3 else SUPPORTED + ", 4.4-IV1, 4.4-IV2, 4.5-IV0")
 
 
 def test_feature_dependencies_lines() -> None:
-    report = feature_dependencies(["kraft.version=1", "metadata.version = 21", "group.version=1", "transaction.version=0"])
+    report = feature_dependencies(["kraft.version=1", "metadata.version = 21", "group.version=1", "transaction.version=0",
+                                   "eligible.leader.replicas.version=1"], KAFKA_4_3)
     assert report.error is None
     assert report.lines() == [
-        "kraft.version=1 requires:",
-        "    metadata.version=21 (3.9-IV0)",
+        "kraft.version=1 has no dependencies.",
         "metadata.version=21 (3.9-IV0) has no dependencies.",
         "group.version=1 has no dependencies.",
         "transaction.version=0 has no dependencies.",
+        "eligible.leader.replicas.version=1 requires:",
+        "    metadata.version=23 (4.0-IV1)",
     ]
+
+
+def test_feature_dependencies_know_the_tools_release() -> None:
+    assert feature_dependencies(["metadata.version=33", "share.version=2"], KAFKA_4_4).lines() == [
+        "metadata.version=33 (4.4-IV2) has no dependencies.", "share.version=2 has no dependencies."]
+    assert feature_dependencies(["metadata.version=33"], KAFKA_4_3).error == "Unknown metadata.version 33"
+    assert feature_dependencies(["share.version=2"], KAFKA_4_3).error == "No feature:share.version with feature level 2"
 
 
 @pytest.mark.parametrize(
@@ -253,11 +283,12 @@ def test_feature_dependencies_lines() -> None:
     ],
 )
 def test_feature_dependencies_stop_at_the_first_error_keeping_earlier_lookups(text: str, message: str) -> None:
-    report = feature_dependencies(["group.version=1", text, "kraft.version=1"])
+    report = feature_dependencies(["group.version=1", text, "kraft.version=1"], KAFKA_4_3)
     assert (report.lines(), report.error) == (["group.version=1 has no dependencies."], message)
 
 
 def test_level_text_renders_metadata_versions_by_name() -> None:
+    level_text = KAFKA_4_3.level_text
     assert [level_text("metadata.version", 30), level_text("metadata.version", 0), level_text("group.version", 1)] == [
         "4.3-IV0", "UNKNOWN 0", "1",
     ]
@@ -265,4 +296,18 @@ def test_level_text_renders_metadata_versions_by_name() -> None:
 
 def test_an_empty_request_is_refused_before_the_state_is_opened() -> None:
     with pytest.raises(UserError, match="^You must specify at least one feature to upgrade$"):
-        features_tool.build_request("upgrade")
+        features_tool.build_request("upgrade", KAFKA_4_3)
+
+
+def test_a_4_3_tool_describes_a_4_4_cluster_as_kafka_4_3_1_does() -> None:
+    """A level the tool does not know prints as `UNKNOWN <level>` (FeatureCommand.levelToString),
+    the supported ranges are what the nodes registered."""
+    from kjbod.image import EMPTY_IMAGE, replay_all
+    from kjbod.records import FeatureLevelRecord
+
+    image = replay_all(EMPTY_IMAGE, [FeatureLevelRecord(name="metadata.version", feature_level=33)])
+    lines = features_tool.describe(image, KAFKA_4_3).lines()
+    (mv,) = [line for line in lines if line.startswith("Feature: metadata.version ")]
+    assert "SupportedMaxVersion: 4.3-IV0" in mv and "FinalizedVersionLevel: UNKNOWN 33" in mv
+    (mv,) = [line for line in features_tool.describe(image, KAFKA_4_4).lines() if line.startswith("Feature: metadata.version ")]
+    assert "SupportedMaxVersion: 4.4-IV2" in mv and "FinalizedVersionLevel: 4.4-IV2" in mv

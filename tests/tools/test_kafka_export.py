@@ -165,7 +165,9 @@ def cluster_states(draw: st.DrawFn) -> list[Record]:
                 in_controlled_shutdown=draw(st.booleans()),
                 end_points=(BrokerEndpoint(name="PLAINTEXT", host=f"b{broker}", port=9092, security_protocol=0),),
                 log_dirs=tuple(online),
-                cordoned_log_dirs=tuple(draw(st.lists(st.sampled_from(online), unique=True))) if version >= 4 and online else (),
+                # null (not reported yet) or the reported list, possibly empty (KIP-1066 as released).
+                cordoned_log_dirs=draw(st.none() | st.lists(st.sampled_from(online), unique=True).map(tuple)) if version >= 4 and online
+                else draw(st.none() | st.just(())) if version >= 4 else None,
             )
         )
     topic_ids = draw(st.lists(uuids, max_size=3, unique=True))

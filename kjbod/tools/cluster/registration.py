@@ -8,16 +8,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kjbod.common.kafka_uuid import Uuid, canonical
-from kjbod.common.versions import default_supported_ranges
+from kjbod.common.kafka_release import KafkaRelease
 from kjbod.controller.cluster_control import BrokerRegistrationRequest
 from kjbod.errors import UserError
 from kjbod.records import KjbodLogDir
 from kjbod.tools.cluster.requests import parse_directory_spec, parse_feature_range
 
 
-def _features(specs: Sequence[str]) -> dict[str, tuple[int, int]]:
+def _features(specs: Sequence[str], release: KafkaRelease) -> dict[str, tuple[int, int]]:
     if not specs:
-        return default_supported_ranges()
+        return release.supported_ranges()
     ranges: dict[str, tuple[int, int]] = {}
     for spec in specs:
         name, levels = parse_feature_range(spec)
@@ -90,10 +90,12 @@ def registration_request(
     rack: str | None,
     incarnation_id: str | None,
     supported_features: Sequence[str],
+    release: KafkaRelease,
     capacities: Sequence[str] = (),
 ) -> tuple[BrokerRegistrationRequest, list[str]]:
     """The request, and notes for the operator (directories that could not be read).
-    `capacities` are PATH=BYTES: the size of a log directory's disk (the planner's capacity)."""
+    `capacities` are PATH=BYTES: the size of a log directory's disk (the planner's capacity).
+    Without `supported_features` the broker supports what a broker of `release` does."""
     notes: list[str] = []
     cluster_id = None
     if config is not None:
@@ -116,7 +118,7 @@ def registration_request(
         log_dirs=log_dirs,
         offline_directory_ids=offline,
         rack=rack,
-        supported_features=_features(supported_features),
+        supported_features=_features(supported_features, release),
         cluster_id=cluster_id,
     )
     return request, notes

@@ -35,12 +35,8 @@ from kjbod.common.callbacks import Progress, gc_paused, ignore
 from kjbod.common.java import INT32_MAX, INT64_MAX
 from kjbod.common.kafka_uuid import DirectoryId, Uuid, canonical, uuid_sort_key
 from kjbod.common.problems import Problems, ValidationFailed, load_json, type_name
-from kjbod.common.versions import (
-    LATEST_PRODUCTION,
-    MetadataVersion,
-    default_supported_ranges,
-    parse_metadata_version,
-)
+from kjbod.common.kafka_release import NEWEST, KafkaRelease
+from kjbod.common.versions import MetadataVersion
 from kjbod.errors import UserError
 from kjbod.image import Image
 from kjbod.records import (
@@ -536,6 +532,8 @@ class ImportRequest:
     metadata_version: str | None = None
     # The cluster.id of the brokers' meta.properties; `broker register --config` then checks it.
     cluster_id: str | None = None
+    # The Kafka release the cluster runs: its metadata.versions, defaults and brokers' supported ranges.
+    release: KafkaRelease = NEWEST
 
 
 @dataclass
@@ -606,24 +604,26 @@ class ImportPlan:
     image: Image | None = None
 
 
-def resolve_metadata_version(text: str | None) -> MetadataVersion:
+def resolve_metadata_version(text: str | None, release: KafkaRelease) -> MetadataVersion:
+    """--metadata-version: a production version of `release` (its latest production by default)."""
     if text is None:
-        return LATEST_PRODUCTION
+        return release.latest_production
     try:
-        mv = parse_metadata_version(text)
+        mv = release.parse_metadata_version(text, unstable=True)
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    if mv.level > LATEST_PRODUCTION.level:
+    if not release.is_production(mv):
         # Brokers advertise the latest production release's ranges; they could not run it.
         raise UserError(f"metadata.version {mv} is not yet stable.")
     return mv
 
 
-def bootstrap_feature_records(mv: MetadataVersion) -> tuple[Record, ...]:
-    """What `kjbod format` writes for a new cluster at this metadata.version."""
+def bootstrap_feature_records(mv: MetadataVersion, release: KafkaRelease) -> tuple[Record, ...]:
+    """The feature levels `kjbod format` bootstraps for a cluster at this metadata.version (a
+    static quorum: kraft.version 0)."""
     from kjbod.tools.storage.formatter import effective_feature_levels, feature_level_records
 
-    return feature_level_records(effective_feature_levels(mv, {}, unstable=False, dynamic_quorum=False))
+    return feature_level_records(effective_feature_levels(mv, {}, unstable=False, dynamic_quorum=False, release=release))
 
 
 def plan_import(request: ImportRequest, *, progress: Progress = ignore, base_offset: int = 0, columnar: bool = True) -> ImportPlan:
@@ -633,7 +633,7 @@ def plan_import(request: ImportRequest, *, progress: Progress = ignore, base_off
     input with `columnar` False (tests compare the two), partition by partition.
     Raises ValidationFailed listing every problem when any input is wrong.
     """
-    mv = resolve_metadata_version(request.metadata_version)
+    mv = resolve_metadata_version(request.metadata_version, request.release)
     problems = Problems()
     progress(f"Reading {request.brokers_file}")
     brokers = parse_brokers(request.brokers_file, problems)
@@ -653,7 +653,7 @@ def plan_import(request: ImportRequest, *, progress: Progress = ignore, base_off
     seen = read_log_dirs_outputs(request.log_dirs_files, shape, problems)
     _check_brokers(brokers, seen, mv, str(request.brokers_file), problems)
     progress("Building the cluster state")
-    builder = _Builder(mv, brokers, seen, str(request.assignment_file), problems)
+    builder = _Builder(mv, brokers, seen, str(request.assignment_file), problems, request.release)
     entries = _head_records(request, mv)
     entries.extend(builder.broker_records(base_offset + len(entries)))
     for name in sorted(topics):
@@ -681,7 +681,7 @@ def plan_import(request: ImportRequest, *, progress: Progress = ignore, base_off
 
 def _head_records(request: ImportRequest, mv: MetadataVersion) -> list[Record | RecordRun]:
     """The records before the brokers': the features `format` would give, the cluster's id."""
-    entries: list[Record | RecordRun] = list(bootstrap_feature_records(mv))
+    entries: list[Record | RecordRun] = list(bootstrap_feature_records(mv, request.release))
     if request.cluster_id is not None:
         # No controller formatted this state: Kafka's "local controller" id stays unknown.
         entries.append(KjbodClusterRecord(cluster_id=request.cluster_id))
@@ -697,7 +697,7 @@ def _plan_as_columns(request: ImportRequest, brokers: Mapping[int, BrokerSpec], 
     planned = plan_columnar(
         request.assignment_file, request.log_dirs_files, brokers, _head_records(request, mv), mv,
         topic_problem=_topic_name_problem, topic_id=topic_id_for,
-        broker_records=lambda first, seen: broker_records(mv, brokers, seen.offline, seen.capacities, first),
+        broker_records=lambda first, seen: broker_records(mv, brokers, seen.offline, seen.capacities, first, request.release),
         progress=progress,
     )
     if planned is None:
@@ -747,15 +747,16 @@ def _check_brokers(brokers: Mapping[int, BrokerSpec], seen: Observations, mv: Me
 
 def broker_records(
     mv: MetadataVersion, brokers: Mapping[int, BrokerSpec], offline: Collection[tuple[int, str]],
-    capacities: Mapping[tuple[int, str], int], first_offset: int,
+    capacities: Mapping[tuple[int, str], int], first_offset: int, release: KafkaRelease = NEWEST,
 ) -> list[Record]:
     """Every broker's registration and log directories, at offsets from `first_offset`:
     `offline` (broker, directory id) pairs are left out of the registration, `capacities` are
-    the disk sizes the log-dirs output gives where the brokers file gives none."""
-    version = 4 if mv.cordoned_log_dirs_supported else mv.register_broker_record_version
+    the disk sizes the log-dirs output gives where the brokers file gives none; each broker
+    supports what a broker of `release` does."""
+    version = mv.register_broker_record_version
     features = tuple(
         BrokerFeature(name=name, min_supported_version=low, max_supported_version=high)
-        for name, (low, high) in sorted(default_supported_ranges().items())
+        for name, (low, high) in sorted(release.supported_ranges().items())
     )
     records: list[Record] = []
     for broker_id in sorted(brokers):
@@ -794,8 +795,11 @@ class _Builder:
     """Turns checked input into records: brokers as registration records, every topic's
     partitions, sizes and replica logs as column runs."""
 
-    def __init__(self, mv: MetadataVersion, brokers: Mapping[int, BrokerSpec], seen: Observations, source: str, problems: Problems) -> None:
+    def __init__(
+        self, mv: MetadataVersion, brokers: Mapping[int, BrokerSpec], seen: Observations, source: str, problems: Problems, release: KafkaRelease
+    ) -> None:
         self.mv = mv
+        self.release = release
         self.brokers = brokers
         self.seen = seen
         self.source = source
@@ -806,7 +810,7 @@ class _Builder:
         self.replicas = self.unassigned = self.offline_replicas = self.sized = self.replica_logs = self.futures = 0
 
     def broker_records(self, first_offset: int) -> list[Record]:
-        return broker_records(self.mv, self.brokers, self.offline, self.seen.capacities, first_offset)
+        return broker_records(self.mv, self.brokers, self.offline, self.seen.capacities, first_offset, self.release)
 
     def topic_entries(self, name: str, partitions: Mapping[int, PartitionSpec]) -> list[Record | RecordRun]:
         count = len(partitions)

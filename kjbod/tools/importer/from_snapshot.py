@@ -31,6 +31,7 @@ from typing import Any
 import orjson
 
 from kjbod.common.callbacks import Progress, gc_paused, ignore
+from kjbod.common.kafka_release import NEWEST, KafkaRelease
 from kjbod.common.kafka_uuid import DirectoryId, uuid_sort_key
 from kjbod.common.problems import Problems
 from kjbod.errors import ReplayError, UserError
@@ -55,6 +56,8 @@ class SnapshotImportRequest:
     log_dirs_files: list[Path] = field(default_factory=list)
     # The cluster.id of the controller's meta.properties (a snapshot does not hold it).
     cluster_id: str | None = None
+    # What a voter that did not register (RegisterControllerRecord) is taken to run.
+    release: KafkaRelease = NEWEST
 
 
 @dataclass(frozen=True)
@@ -482,13 +485,15 @@ def plan_snapshot_import(request: SnapshotImportRequest, *, progress: Progress =
         with_log_dirs=bool(request.log_dirs_files),
     )
     entries = [*cluster, *metadata.entries, *directory_records, *sizes_entries]
-    quorum = _quorum_entries(image, metadata, sum(entry_count(e) for e in entries), summary)
+    quorum = _quorum_entries(image, metadata, sum(entry_count(e) for e in entries), summary, request.release)
     entries += quorum
     final = _replayed(_replayed(image, sizes_entries, request.snapshot), quorum, request.snapshot)
     return SnapshotImportPlan(entries, summary, final)
 
 
-def _quorum_entries(image: Image, metadata: ControllerMetadata, first_offset: int, summary: SnapshotImportSummary) -> list[Record]:
+def _quorum_entries(
+    image: Image, metadata: ControllerMetadata, first_offset: int, summary: SnapshotImportSummary, release: KafkaRelease
+) -> list[Record]:
     """The controller quorum of the snapshot's header (and the log's control records): with
     kraft.version 1 its voter set, so that `kjbod quorum` works on the imported state. With
     kraft.version 0 the voters are in controller.quorum.voters, which no snapshot holds."""
@@ -496,7 +501,7 @@ def _quorum_entries(image: Image, metadata: ControllerMetadata, first_offset: in
         return []
     voters = tuple(sorted((VoterNode.from_voter(Voter.model_validate(v.to_json())) for v in metadata.voters), key=lambda v: v.key.id))
     epoch = metadata.snapshot.snapshot_id.epoch if metadata.snapshot.snapshot_id else 1
-    records = imported_quorum_records(image, voters, metadata.kraft_version, epoch, first_offset)
+    records = imported_quorum_records(image, voters, metadata.kraft_version, epoch, first_offset, release=release)
     summary.quorum_leader = min(v.key.id for v in voters)
     return records
 

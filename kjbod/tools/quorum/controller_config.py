@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kjbod.common.java import parse_java_int
 from kjbod.common.kafka_uuid import Uuid
-from kjbod.common.versions import default_supported_ranges
+from kjbod.common.kafka_release import KafkaRelease
 from kjbod.controller.quorum_control import DEFAULT_CATCH_UP_RATE, ControllerProcess
 from kjbod.errors import UserError
 from kjbod.records import ControllerEndpoint
@@ -114,12 +114,14 @@ def _security_protocols(props: dict[str, str]) -> dict[str, str]:
 
 def read_controller(
     path: Path,
+    release: KafkaRelease,
     *,
     catch_up_rate: int = DEFAULT_CATCH_UP_RATE,
     supported_features: dict[str, tuple[int, int]] | None = None,
     rng: random.Random | None = None,
 ) -> ControllerProcess:
-    """The controller a server.properties describes, in the order add-controller reads it."""
+    """The controller a server.properties describes, in the order add-controller reads it; without
+    `supported_features` it supports what a controller of `release` does."""
     props = _properties(path)
     node_id = controller_id(props, path)
     directory = metadata_directory(props)
@@ -130,7 +132,7 @@ def read_controller(
         directory_id=directory_id,
         end_points=endpoints,
         cluster_id=cluster_id,
-        supported_features=supported_features if supported_features is not None else default_supported_ranges(),
+        supported_features=supported_features if supported_features is not None else release.supported_ranges(),
         catch_up_rate=catch_up_rate,
         incarnation_id=str(Uuid.random(rng)),
     )

@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Protocol
 
 from kjbod.common.kafka_uuid import Uuid
-from kjbod.common.versions import KRAFT_VERSION, default_supported_ranges
+from kjbod.common.kafka_configs import MIN_INSYNC_REPLICAS
+from kjbod.common.versions import ELIGIBLE_LEADER_REPLICAS_VERSION, KRAFT_VERSION
 from kjbod.controller.quorum_control import ControllerProcess, quorum_bootstrap_records
 from kjbod.errors import KjbodError, UserError
 from kjbod.image import ReplicaKey, VoterNode
-from kjbod.records import ControllerEndpoint, KjbodClusterRecord, KjbodStaticVoter, Record, VoterEndpoint
+from kjbod.records import CONFIG_RESOURCE_BROKER, ConfigRecord, ControllerEndpoint, KjbodClusterRecord, KjbodStaticVoter, Record, VoterEndpoint
 from kjbod.storage.config import SECURITY_PROTOCOL_IDS, NodeConfig
 from kjbod.tools.storage.formatter import (
     DirectoryAction,
@@ -102,14 +103,30 @@ def controller_endpoints(config: NodeConfig) -> tuple[ControllerEndpoint, ...]:
     )
 
 
+def bootstrap_metadata_records(plan: FormatPlan) -> list[Record]:
+    """What the active controller of a new cluster appends to its empty log
+    (ActivationRecordsGenerator.recordsForEmptyLog, 4.4.0 :95-103): the bootstrap records, then,
+    when they finalize eligible.leader.replicas.version, the cluster-level min.insync.replicas
+    (the controller's own min.insync.replicas, 1 by default) that ELR resolves with. (Kafka wraps
+    them in a metadata transaction; a kjbod batch is atomic.)"""
+    records: list[Record] = list(plan.records)
+    if plan.feature_levels.get(ELIGIBLE_LEADER_REPLICAS_VERSION, 0) > 0:
+        records.append(
+            ConfigRecord(
+                resource_type=CONFIG_RESOURCE_BROKER, resource_name="", name=MIN_INSYNC_REPLICAS, value=str(plan.config.min_insync_replicas)
+            )
+        )
+    return records
+
+
 def state_bootstrap_records(plan: FormatPlan, rng: random.Random | None = None) -> list[Record]:
-    """What a controller hands the cluster state: the bootstrap feature levels, then where its
-    quorum starts. A controller formatted with --no-initial-controllers joins an existing quorum,
-    so a state it initialises knows no quorum."""
-    # After the bootstrap feature levels, which cluster this is and which controller keeps it:
+    """What a controller hands the cluster state: the bootstrap metadata, then where its quorum
+    starts. A controller formatted with --no-initial-controllers joins an existing quorum, so a
+    state it initialises knows no quorum."""
+    # After the bootstrap metadata, which cluster this is and which controller keeps it:
     # `broker register` checks the cluster id, feature updates name the controller.
     identity = KjbodClusterRecord(cluster_id=plan.cluster_id, controller_id=plan.config.node_id)
-    records: list[Record] = [*plan.records, identity]
+    records: list[Record] = [*bootstrap_metadata_records(plan), identity]
     config = plan.config
     listener = (config.controller_listener_names or ("CONTROLLER",))[0].upper()
     metadata_dir = next((d for d in plan.directories if d.path == config.metadata_log_dir), None)
@@ -120,7 +137,7 @@ def state_bootstrap_records(plan: FormatPlan, rng: random.Random | None = None) 
         directory_id=metadata_dir.directory_id,
         end_points=controller_endpoints(config),
         cluster_id=plan.cluster_id,
-        supported_features=default_supported_ranges(),
+        supported_features=plan.release.supported_ranges(),
         incarnation_id=str(Uuid.random(rng)),
     )
     kraft_version = plan.feature_levels.get(KRAFT_VERSION, 0)

@@ -36,20 +36,11 @@ from enum import Enum
 from pathlib import Path
 
 from kjbod.common.java import hashmap_order, parse_java_int, string_hash
+from kjbod.common.kafka_release import NEWEST, KafkaRelease
 from kjbod.common.kafka_uuid import DirectoryId
-from kjbod.common.versions import (
-    FEATURES,
-    KRAFT_VERSION,
-    LATEST_PRODUCTION,
-    LATEST_TESTING,
-    METADATA_VERSION,
-    MetadataVersion,
-    feature,
-    metadata_version_for_level,
-    parse_metadata_version,
-)
+from kjbod.common.versions import KRAFT_VERSION, METADATA_VERSION, MetadataVersion, validate_dependencies
 from kjbod.errors import UsageError, UserError
-from kjbod.records import FeatureLevelRecord
+from kjbod.records import FeatureLevelRecord, Record, UserScramCredentialRecord
 from kjbod.kafka_formats.bootstrap_checkpoint import write_bootstrap_checkpoint
 from kjbod.kafka_formats.kraft_snapshot import CLUSTER_METADATA_DIR, Voter, VoterEndpoint, write_bootstrap_snapshot
 from kjbod.storage.config import NodeConfig, java_trim, load_node_config
@@ -114,6 +105,10 @@ class FormatRequest:
     standalone: bool = False
     initial_controllers: str | None = None
     no_initial_controllers: bool = False
+    # The kafka-storage release this format mirrors (--kafka-version).
+    release: KafkaRelease = NEWEST
+    # --add-scram values, in order: one UserScramCredentialRecord each.
+    add_scram: Sequence[str] = ()
 
     def __post_init__(self) -> None:
         # argparse's mutually exclusive group: a command-line structure error (exit 2).
@@ -149,59 +144,63 @@ def parse_feature_flags(values: Sequence[str]) -> dict[str, int]:
 # Versions and features -------------------------------------------------------------------------
 
 
-def _verify_release(mv: MetadataVersion, unstable: bool) -> MetadataVersion:
-    # Kafka also refuses levels <= 0 ("is too old to be supported"); kjbod's table starts at
-    # 3.3-IV3 (level 7), so such a version cannot be named here at all.
-    if not unstable and mv.level > LATEST_PRODUCTION.level:
+def _verify_release(mv: MetadataVersion, unstable: bool, release: KafkaRelease) -> MetadataVersion:
+    """Formatter.verifyReleaseVersion (4.4.0 :295-301)."""
+    if not unstable and not release.is_production(mv):
         raise FormatError(f"metadata.version {mv} is not yet stable.")
     return mv
 
 
 def effective_metadata_version(
-    release: MetadataVersion | None, requested: dict[str, int], unstable: bool
+    release_version: MetadataVersion | None, requested: dict[str, int], unstable: bool, release: KafkaRelease
 ) -> MetadataVersion:
-    """Formatter.calculateEffectiveReleaseVersion (§1.4.3)."""
+    """Formatter.calculateEffectiveReleaseVersion (4.4.0 :278-290)."""
     if METADATA_VERSION in requested:
-        if release is not None:
+        if release_version is not None:
             raise FormatError("Use --release-version instead of --feature metadata.version=X to avoid ambiguity.")
         try:
-            mv = metadata_version_for_level(requested[METADATA_VERSION])
+            mv = release.metadata_version_for_level(requested[METADATA_VERSION])
         except ValueError as exc:
             raise FormatError(str(exc)) from None
-        return _verify_release(mv, unstable)
-    if release is not None:
-        return _verify_release(release, unstable)
-    return LATEST_TESTING if unstable else LATEST_PRODUCTION
+        return _verify_release(mv, unstable, release)
+    if release_version is not None:
+        return _verify_release(release_version, unstable, release)
+    return release.latest(unstable)
+
+
+_DYNAMIC_FLAGS = "controller.quorum.voters is empty and one of the flags --standalone, --initial-controllers, or --no-initial-controllers is used"
 
 
 def _kraft_version(requested: int | None, dynamic_quorum: bool) -> int:
-    """Formatter.calculateEffectiveKRaftVersion: 1 with KIP-853 voters, else 0 (§1.4.4)."""
+    """Formatter.effectiveKRaftFeatureLevel (4.4.0 :356-380): 1 when controller.quorum.voters is
+    empty (a dynamic, KIP-853 quorum), else 0."""
     if requested is None:
         return 1 if dynamic_quorum else 0
     if requested == 0 and dynamic_quorum:
         raise FormatError(
-            "Cannot set kraft.version to 0 if KIP-853 configuration is present. "
-            "Try removing the --feature flag for kraft.version."
+            f"Cannot set kraft.version to 0 if {_DYNAMIC_FLAGS}. "
+            "For dynamic controllers support, try removing the --feature flag for kraft.version."
         )
     if requested != 0 and not dynamic_quorum:
         raise FormatError(
-            f"Cannot set kraft.version to {requested} unless KIP-853 configuration is present. "
-            "Try removing the --feature flag for kraft.version."
+            f"Cannot set kraft.version to {requested} unless {_DYNAMIC_FLAGS}. For dynamic controllers support, try using "
+            "one of --standalone, --initial-controllers, or --no-initial-controllers and removing controller.quorum.voters."
         )
     return requested
 
 
 def effective_feature_levels(
-    mv: MetadataVersion, requested: dict[str, int], unstable: bool, dynamic_quorum: bool
+    mv: MetadataVersion, requested: dict[str, int], unstable: bool, dynamic_quorum: bool, release: KafkaRelease
 ) -> dict[str, int]:
-    """Formatter.calculateEffectiveFeatureLevels (§1.4.4); sorted by name, metadata.version included."""
-    supported = sorted(item.name for item in FEATURES)
+    """Formatter.calculateEffectiveFeatureLevels (4.4.0 :305-343); sorted by name (a TreeMap),
+    metadata.version included."""
+    supported = {item.name: item for item in release.features}
     for name in sorted(requested):
         if name != METADATA_VERSION and name not in supported:
-            raise FormatError(f"Unsupported feature: {name}. Supported features are: {', '.join(supported)}")
+            raise FormatError(f"Unsupported feature: {name}. Supported features are: {', '.join(sorted(supported))}")
     levels = dict(requested)
     levels[METADATA_VERSION] = mv.level
-    for item in FEATURES:
+    for item in release.features:
         if item.name == KRAFT_VERSION:
             levels[KRAFT_VERSION] = _kraft_version(requested.get(KRAFT_VERSION), dynamic_quorum)
         elif item.name not in requested:
@@ -210,15 +209,12 @@ def effective_feature_levels(
     for name, level in levels.items():
         if name == METADATA_VERSION:
             continue
+        item = supported[name]
         try:
-            chosen = feature(name).level(level, allow_unstable=unstable)
+            chosen = item.level(level, None if unstable else release.feature_latest_production(item))
+            validate_dependencies(name, chosen, levels)
         except ValueError as exc:
             raise FormatError(str(exc)) from None
-        # Features.validateVersion; its "depends on metadata.version=4 (3.3-IV0)" rule cannot
-        # fail here because every metadata.version kjbod knows is at least level 7.
-        for dependency, needed in chosen.dependencies:
-            if levels.get(dependency, -1) < needed:
-                raise FormatError(f"{name} could not be set to {level} because it depends on {dependency} level {needed}")
     return levels
 
 
@@ -269,11 +265,13 @@ class DirectoryPlan:
 
 @dataclass(frozen=True)
 class FormatPlan:
+    release: KafkaRelease
     config: NodeConfig
     cluster_id: str
     metadata_version: MetadataVersion
     feature_levels: dict[str, int]
-    records: tuple[FeatureLevelRecord, ...]
+    # The bootstrap records: the FeatureLevelRecords, then the --add-scram credentials.
+    records: tuple[Record, ...]
     initial_controllers: tuple[DynamicVoter, ...]
     directories: tuple[DirectoryPlan, ...]
 
@@ -295,12 +293,12 @@ class FormatPlan:
 
 
 def _release_version(request: FormatRequest, config: NodeConfig) -> MetadataVersion | None:
-    """--release-version, else the config's inter.broker.protocol.version (StorageTool:132-136)."""
-    text = request.release_version if request.release_version is not None else config.inter_broker_protocol_version
-    if text is None:
+    """--release-version through `MetadataVersion.fromVersionString(v, unstable.feature.versions.enable)`
+    (4.4.0 StorageTool :135-140). Kafka 4.x reads no inter.broker.protocol.version (a 3.x config)."""
+    if request.release_version is None:
         return None
     try:
-        return parse_metadata_version(text)
+        return request.release.parse_metadata_version(request.release_version, unstable=config.unstable_feature_versions)
     except ValueError as exc:
         raise FormatError(str(exc)) from None
 
@@ -337,6 +335,13 @@ def plan_format(request: FormatRequest, *, rng: random.Random | None = None) -> 
             "Formatting is only supported for clusters in KRaft mode."
         )
     release = _release_version(request, config)
+    requested = parse_feature_flags(request.features)
+    if config.quorum_voters and (request.initial_controllers is not None or request.standalone):
+        raise FormatError(
+            "You cannot specify controller.quorum.voters and format the node with --initial-controllers or --standalone. "
+            "If you want to use dynamic quorum, please remove controller.quorum.voters and specify "
+            "controller.quorum.bootstrap.servers instead."
+        )
     voters: tuple[DynamicVoter, ...] = ()
     if request.initial_controllers is not None:
         voters = parse_voters(request.initial_controllers)
@@ -351,13 +356,13 @@ def plan_format(request: FormatRequest, *, rng: random.Random | None = None) -> 
         # KafkaConfig refuses such a config before StorageTool runs; the bootstrap snapshot
         # names its voters' endpoint after the first controller listener.
         raise FormatError("controller.listener.names must contain at least one value when running KRaft with just the broker role")
-    requested = parse_feature_flags(request.features)
     # Formatter.run() from here on.
     if config.node_id < 0:
         raise FormatError(f"You must specify a valid non-negative node ID. (node.id in {config.path})")
-    mv = effective_metadata_version(release, requested, config.unstable_feature_versions)
-    levels = effective_feature_levels(mv, requested, config.unstable_feature_versions, bool(voters))
-    records = feature_level_records(levels)
+    mv = effective_metadata_version(release, requested, config.unstable_feature_versions, request.release)
+    # hasDynamicQuorum = controller.quorum.voters is empty (4.4.0 StorageTool :150-151).
+    levels = effective_feature_levels(mv, requested, config.unstable_feature_versions, not config.quorum_voters, request.release)
+    records: tuple[Record, ...] = (*feature_level_records(levels), *_scram_records(request.add_scram, mv, rng))
 
     ensemble = Ensemble.load(config.directories)
     ensemble.verify(request.cluster_id, config.node_id)
@@ -381,6 +386,7 @@ def plan_format(request: FormatRequest, *, rng: random.Random | None = None) -> 
             )
         taken.add(voter_id)
     return FormatPlan(
+        release=request.release,
         config=config,
         cluster_id=request.cluster_id,
         metadata_version=mv,
@@ -389,6 +395,20 @@ def plan_format(request: FormatRequest, *, rng: random.Random | None = None) -> 
         initial_controllers=voters,
         directories=tuple(_plan_directory(d, config, voters, voter_id, taken, rng) for d in ensemble.directories),
     )
+
+
+def _scram_records(arguments: Sequence[str], mv: MetadataVersion, rng: random.Random | None) -> tuple[UserScramCredentialRecord, ...]:
+    """Formatter.calculateBootstrapMetadata (4.4.0 :385-393): SCRAM needs 3.5-IV2."""
+    from kjbod.tools.storage.scram import ScramError, parse_scram_arguments
+
+    if not arguments:
+        return ()
+    if not mv.scram_supported:
+        raise FormatError("SCRAM is only supported in metadata.version 3.5-IV2 or later.")
+    try:
+        return parse_scram_arguments(arguments, rng)
+    except ScramError as exc:
+        raise FormatError(exc.message) from None
 
 
 def _plan_directory(
@@ -460,12 +480,19 @@ class StateBootstrap:
 def bootstrap_metadata_line(plan: FormatPlan) -> str:
     """Kafka 4.3's first line of a format: its BootstrapMetadata's toString (Formatter.java:417 of
     4.3.1; BootstrapMetadata.toString, ApiMessageAndVersion.toString, FeatureLevelRecord.toString)."""
-    records = ", ".join(
-        f"ApiMessageAndVersion(FeatureLevelRecord(name='{record.name}', featureLevel={record.feature_level}) at version 0)"
-        for record in plan.records
-    )
+    records = ", ".join(f"ApiMessageAndVersion({_record_text(record)} at version 0)" for record in plan.records)
     level = plan.metadata_version.level
     return f"Bootstrap metadata: BootstrapMetadata(records=[{records}], metadataVersionLevel={level}, source=format command)"
+
+
+def _record_text(record: Record) -> str:
+    """The generated toString of a bootstrap record."""
+    from kjbod.tools.storage.scram import record_text
+
+    if isinstance(record, FeatureLevelRecord):
+        return f"FeatureLevelRecord(name='{record.name}', featureLevel={record.feature_level})"
+    assert isinstance(record, UserScramCredentialRecord)
+    return record_text(record)
 
 
 @dataclass
@@ -521,7 +548,7 @@ class FormatOutcome:
             "nodeId": plan.config.node_id,
             "metadataVersion": plan.metadata_version.name,
             "featureLevels": plan.feature_levels,
-            "bootstrapRecords": [{"name": r.name, "featureLevel": r.feature_level} for r in plan.records],
+            "bootstrapRecords": [{"type": type(r).__name__, **r.data()} for r in plan.records],
             "initialControllers": [voter.to_json() for voter in plan.initial_controllers],
             "allFormatted": plan.all_formatted,
             "directories": [d.to_json() for d in self.directories],
@@ -574,26 +601,47 @@ def bootstrap_voters(plan: FormatPlan) -> list[Voter]:
     ]
 
 
+def _writes_bootstrap_snapshot(plan: FormatPlan, directory: DirectoryPlan) -> bool:
+    """Whether this directory gets the 0-0 bootstrap snapshot: at 4.4, a controller's metadata
+    directory (`setWriteBootstrapSnapshot(process.roles contains controller)` and
+    `DirectoryType.isMetadataDirectory`, 4.4.0 StorageTool :128, Formatter :453); at 4.3, a
+    dynamic metadata directory (its voter set only, Formatter.writeDynamicQuorumSnapshot)."""
+    if plan.release.writes_bootstrap_snapshot:
+        return plan.config.is_controller and directory.kind is not DirectoryKind.DATA
+    return directory.kind in (DirectoryKind.DYNAMIC_METADATA, DirectoryKind.DYNAMIC_METADATA_VOTER)
+
+
 def write_directory(plan: FormatPlan, directory: DirectoryPlan, date: datetime | None = None) -> None:
-    """Create the directory and write its files as Kafka's Formatter does: bootstrap.checkpoint,
-    for a dynamic metadata directory the KIP-853 bootstrap snapshot
-    (`__cluster_metadata-0/00000000000000000000-0000000000.checkpoint`, the initial voter set),
-    then meta.properties (its presence is what makes a directory formatted). On failure the
-    directory is left as it was found: the files written and the directories created for it are
-    removed again."""
+    """Create the directory and write its files as Kafka's Formatter does, then meta.properties
+    (its presence is what makes a directory formatted):
+    - Kafka 4.3: bootstrap.checkpoint in every directory, and in a dynamic metadata directory the
+      KIP-853 bootstrap snapshot (`__cluster_metadata-0/00000000000000000000-0000000000.checkpoint`)
+      holding the initial voter set;
+    - Kafka 4.4 (KAFKA-19648): no bootstrap.checkpoint; a controller's metadata directory gets the
+      bootstrap snapshot holding kraft.version, the initial voters (if any) and the bootstrap records.
+    On failure the directory is left as it was found: the files written and the directories
+    created for it are removed again."""
     path = Path(directory.path)
     created = _create_directories(path)
     written: list[Path] = []
     try:
         timestamp_ms = None if date is None else int(date.timestamp() * 1000)
-        written.append(write_bootstrap_checkpoint(path, plan.records, timestamp_ms))
-        if directory.kind in (DirectoryKind.DYNAMIC_METADATA, DirectoryKind.DYNAMIC_METADATA_VOTER):
+        if not plan.release.writes_bootstrap_snapshot:
+            written.append(write_bootstrap_checkpoint(path, plan.records, timestamp_ms))
+        if _writes_bootstrap_snapshot(plan, directory):
             snapshot_dir = path / CLUSTER_METADATA_DIR
             if not snapshot_dir.exists():
                 written.append(snapshot_dir)
             clock = (lambda: time.time_ns() // 1_000_000) if timestamp_ms is None else timestamp_ms
+            records = plan.records if plan.release.writes_bootstrap_snapshot else ()
             written.append(
-                write_bootstrap_snapshot(path, bootstrap_voters(plan), kraft_version=plan.feature_levels[KRAFT_VERSION], timestamp_ms=clock)
+                write_bootstrap_snapshot(
+                    path,
+                    bootstrap_voters(plan) if plan.initial_controllers else None,
+                    kraft_version=plan.feature_levels[KRAFT_VERSION],
+                    timestamp_ms=clock,
+                    records=records,
+                )
             )
         write_meta_properties(path, plan.meta_properties(directory).to_properties(), date)
     except BaseException:

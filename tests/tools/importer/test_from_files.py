@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from kjbod.common.kafka_uuid import DirectoryId, Uuid, canonical
 from kjbod.common.problems import ValidationFailed
-from kjbod.common.versions import default_supported_ranges
+from kjbod.common.kafka_release import NEWEST
 from kjbod.errors import UserError
 from kjbod.image import EMPTY_IMAGE, Image, replay_all
 from kjbod.state.snapshots.records import list_snapshots
@@ -117,13 +117,14 @@ def test_ids_differ_by_broker_path_and_topic() -> None:
 
 def test_brokers_are_registered_unfenced_with_their_directories(files: ImportRequest) -> None:
     image = imported(files)
-    assert image.features.metadata_version is not None and image.features.metadata_version.name == "4.3-IV0"
-    assert dict(image.features.finalized) == {"group.version": 1, "transaction.version": 2}
+    assert image.features.metadata_version is not None and image.features.metadata_version.name == "4.4-IV2"
+    assert dict(image.features.finalized) == {"eligible.leader.replicas.version": 1, "group.version": 1, "share.version": 2,
+                                              "streams.version": 1, "transaction.version": 2}
     b1, b2, b3 = (image.cluster.brokers[i] for i in (1, 2, 3))
     assert [(b.rack, b.fenced, b.in_controlled_shutdown) for b in (b1, b2, b3)] == [("r1", False, False), ("r2", False, False), (None, False, False)]
-    # The epoch is the offset of the registration: two bootstrap features come first.
-    assert [b.epoch for b in (b1, b2, b3)] == [3, 5, 7]
-    assert dict(b1.supported_features) == default_supported_ranges()
+    # The epoch is the offset of the registration: six bootstrap feature levels come first.
+    assert [b.epoch for b in (b1, b2, b3)] == [6, 8, 10]
+    assert dict(b1.supported_features) == NEWEST.supported_ranges()
     d = {(b, p): directory_id_for(b, p) for b, p in [(1, "/data/b1/d1"), (1, "/data/b1/d2"), (2, "/data/b2/d1"), (2, "/data/b2/d2"), (3, "/data/b3")]}
     assert image.cluster.log_dirs[1] == (
         KjbodLogDir(directory_id=d[(1, "/data/b1/d1")], path="/data/b1/d1", capacity_bytes=1000),
@@ -188,7 +189,9 @@ def test_an_older_metadata_version_without_jbod(tmp_path: Path) -> None:
 
 
 def test_metadata_version_values(files: ImportRequest) -> None:
-    for text, message in [("9.9", "Version 9.9 is not a valid version"), ("4.4-IV0", "metadata.version 4.4-IV0 is not yet stable.")]:
+    supported = ", ".join(mv.name for mv in NEWEST.metadata_versions)
+    for text, message in [("9.9", f"Unknown metadata.version '9.9'. Supported metadata.version are: {supported}"),
+                          ("4.5-IV0", "metadata.version 4.5-IV0 is not yet stable.")]:
         files.metadata_version = text
         with pytest.raises(UserError) as raised:
             plan_import(files)
@@ -329,7 +332,7 @@ def test_import_creates_the_state_with_a_snapshot(files: ImportRequest, tmp_path
     assert summary.to_json() == {
         "state": str(state),
         "clusterId": None,
-        "metadataVersion": "4.3-IV0",
+        "metadataVersion": "4.4-IV2",
         "brokers": 3,
         "directories": 5,
         "offlineDirectories": 1,
@@ -341,11 +344,11 @@ def test_import_creates_the_state_with_a_snapshot(files: ImportRequest, tmp_path
         "sizedPartitions": 3,
         "replicaLogs": 1,
         "futureReplicas": 1,
-        # 3 features, 3 x 2 broker records, 2 topics, 4 partitions, 3 sizes, 2 replica logs.
-        "records": 20,
+        # 6 features, 3 x 2 broker records, 2 topics, 4 partitions, 3 sizes, 2 replica logs.
+        "records": 23,
         "snapshot": str(list_snapshots(state)[0][1]),
     }
-    assert list_snapshots(state)[0][0] == 20
+    assert list_snapshots(state)[0][0] == 23
     assert read_image(state).topics == imported(files).topics
 
 
@@ -353,7 +356,7 @@ def test_a_cluster_id_is_recorded_with_no_controller(files: ImportRequest, tmp_p
     assert (import_cluster_into(tmp_path / "plain", files), read_image(tmp_path / "plain"))[1].identity is None
     files.cluster_id = "MkU3OEVBNTcwNTJENDM2Qk"
     summary = import_cluster_into(tmp_path / "named", files)
-    assert (summary.cluster_id, summary.to_json()["clusterId"], summary.records) == ("MkU3OEVBNTcwNTJENDM2Qk", "MkU3OEVBNTcwNTJENDM2Qk", 21)
+    assert (summary.cluster_id, summary.to_json()["clusterId"], summary.records) == ("MkU3OEVBNTcwNTJENDM2Qk", "MkU3OEVBNTcwNTJENDM2Qk", 24)
     identity = read_image(tmp_path / "named").identity
     assert identity is not None and (identity.cluster_id, identity.controller_id) == ("MkU3OEVBNTcwNTJENDM2Qk", None)
 

@@ -225,3 +225,26 @@ def test_a_path_the_join_leaves_without_an_id_is_passed_over_as_before(tmp_path:
     _two_pass(monkeypatch)
     before = plan_snapshot_import(SnapshotImportRequest(SMALL_SNAPSHOT, log_dirs_files=[output]))
     assert (plan.entries, plan.summary) == (before.entries, before.summary)
+
+
+def test_what_a_newer_kafka_writes_is_counted_and_the_import_goes_on(tmp_path: Path) -> None:
+    """Issue 28: a record type kjbod has no schema for, a newer version of a record it models, a
+    feature it does not know and a metadata.version past its table: only damaged input stops an
+    import. The first two are counted and left out; the feature and the version are kept."""
+    from kjbod.kafka_formats.kraft_snapshot import read_kraft_snapshot
+    from kjbod.records import FeatureLevelRecord
+    from kjbod.records.wire import uvarint
+
+    values = [bytes(r.buffer[r.start : r.end]) for r in read_kraft_snapshot(SMALL_SNAPSHOT).data_records()]
+    newer = [
+        encode_record(FeatureLevelRecord(name="metadata.version", feature_level=40)),
+        encode_record(FeatureLevelRecord(name="some.future.version", feature_level=3)),
+        uvarint(1) + uvarint(99) + uvarint(0) + b"\x00\x00",  # an api key no schema kjbod has knows
+        uvarint(1) + uvarint(2) + uvarint(7) + b"\x00" * 8,  # TopicRecord v7: kjbod knows v0
+    ]
+    snapshot = write_kraft_snapshot(tmp_path / "00000000000000000017-0000000001.checkpoint", [*values, *newer], epoch=1, timestamp_ms=0)
+    plan, image = planned_image(SnapshotImportRequest(snapshot))
+    assert plan.summary.not_modelled == {"TopicRecord v7": 1, "UnknownRecord(apiKey=99)": 1, "ZkMigrationStateRecord": 1}
+    assert plan.summary.metadata_version == "UNKNOWN 40"
+    assert image.features.finalized["some.future.version"] == 3
+    assert image.topics.by_name.keys() >= {"orders", "clicks"}

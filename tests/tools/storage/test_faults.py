@@ -1,7 +1,8 @@
 """Faults on a simulated filesystem (pyfakefs): permissions and a full disk.
 
-Whatever fails, every directory ends either fully formatted (meta.properties and
-bootstrap.checkpoint, both complete) or exactly as it was; no temporary file stays behind.
+Whatever fails, every directory ends either fully formatted (meta.properties and, as Kafka 4.3
+writes them, bootstrap.checkpoint, or, as Kafka 4.4 writes them on a controller, the bootstrap
+snapshot: all complete) or exactly as it was; no temporary file stays behind.
 The tests run as a non-root user so that permissions apply.
 """
 
@@ -16,6 +17,7 @@ import pytest
 from pyfakefs.fake_filesystem import FakeFilesystem
 from pyfakefs.fake_filesystem_unittest import Patcher
 
+from kjbod.common.kafka_release import KAFKA_4_3, KAFKA_4_4
 from kjbod.records.wire import SCHEMA_DIR
 from kjbod.state import StateDirectory
 from kjbod.kafka_formats.bootstrap_checkpoint import BOOTSTRAP_CHECKPOINT
@@ -45,11 +47,13 @@ def fake_fs() -> Iterator[FakeFilesystem]:
         yield patcher.fs
 
 
-def write_config(fs: FakeFilesystem, log_dirs: str) -> None:
-    fs.create_file(CONFIG, contents=properties_text({**BROKER, "log.dirs": log_dirs}))
+def write_config(fs: FakeFilesystem, log_dirs: str, node: dict[str, str] = BROKER) -> None:
+    fs.create_file(CONFIG, contents=properties_text({**node, "log.dirs": log_dirs}))
 
 
 def format_dirs(**flags: object):  # type: ignore[no-untyped-def]
+    """kafka-storage 4.3's format (bootstrap.checkpoint in every directory) unless `release` says."""
+    flags.setdefault("release", KAFKA_4_3)
     request = FormatRequest(config_path=CONFIG, cluster_id=CLUSTER_ID, **flags)  # type: ignore[arg-type]
     return format_storage(request, StateDirectory(Path("/state")), rng=random.Random(1), date=DATE)
 
@@ -136,6 +140,35 @@ def test_a_full_disk_leaves_each_directory_formatted_or_untouched(fake_fs: FakeF
     format_dirs(ignore_formatted=True)
     for name in ("d1", "d3"):
         assert_fully_formatted(Path("/data") / name)
+
+
+CONTROLLER = {"process.roles": "controller", "node.id": "3000", "controller.listener.names": "CONTROLLER", "listeners": "CONTROLLER://:9093"}
+SNAPSHOT = "00000000000000000000-0000000000.checkpoint"
+
+
+@pytest.mark.parametrize("free_bytes", range(0, 1400, 53))
+def test_a_full_disk_leaves_a_4_4_controllers_directories_formatted_or_untouched(fake_fs: FakeFilesystem, free_bytes: int) -> None:
+    """Kafka 4.4's layout: the metadata directory gets the bootstrap snapshot and meta.properties,
+    the data directory meta.properties alone."""
+    write_config(fake_fs, "/data/meta,/data/d2", CONTROLLER)
+    fake_fs.set_disk_usage(10**9)
+    fake_fs.set_disk_usage(fake_fs.get_disk_usage().used + free_bytes)
+    try:
+        outcome = format_dirs(release=KAFKA_4_4, standalone=True)
+    except FormatFailed as failure:
+        outcome = failure.outcome
+        assert "No space left on device" in failure.message
+    states = {r.plan.path: r.status.value for r in outcome.directories}
+    expected = {"meta": ["__cluster_metadata-0", "meta.properties"], "d2": ["meta.properties"]}
+    for name, files in expected.items():
+        directory = Path("/data") / name
+        assert listing(directory) == (files if states[str(directory)] == "formatted" else [])
+    if states["/data/meta"] == "formatted":
+        assert listing(Path("/data/meta/__cluster_metadata-0")) == [SNAPSHOT]
+    fake_fs.set_disk_usage(10**9)
+    format_dirs(release=KAFKA_4_4, standalone=True, ignore_formatted=True)
+    assert listing(Path("/data/meta/__cluster_metadata-0")) == [SNAPSHOT]
+    assert read_meta_properties(Path("/data/d2"))[1].cluster_id == CLUSTER_ID
 
 
 def test_ensure_ids_on_a_full_disk_leaves_the_file_as_it_was(fake_fs: FakeFilesystem) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from kjbod.common.kafka_release import KAFKA_4_3, KAFKA_4_4
 from kjbod.common.kafka_uuid import DirectoryId, Uuid
 from kjbod.errors import UsageError, UserError
 from kjbod.records import FeatureLevelRecord
@@ -29,6 +30,9 @@ VOTER_DIR_ID = "ZNJ-ywU0nnQwRv5eRRU9ow"
 
 
 def request(config: Path, **flags: object) -> FormatRequest:
+    """A format by kafka-storage 4.3 unless `release` says otherwise (4.4's layout and defaults
+    have their own tests below)."""
+    flags.setdefault("release", KAFKA_4_3)
     return FormatRequest(config_path=config, cluster_id=flags.pop("cluster_id", CLUSTER_ID), **flags)  # type: ignore[arg-type]
 
 
@@ -73,17 +77,25 @@ def test_the_initial_controller_flags_exclude_each_other(write_config: WriteConf
         request(config, initial_controllers="1@a:1:" + VOTER_DIR_ID, no_initial_controllers=True)
 
 
+SUPPORTED_4_3 = ", ".join(mv.name for mv in KAFKA_4_3.metadata_versions[:-1])
+SUPPORTED_4_4 = ", ".join(mv.name for mv in KAFKA_4_4.metadata_versions[:-1])
+
+
 @pytest.mark.parametrize(
-    ("version", "message"),
+    ("release", "version", "supported"),
     [
-        ("9.9", "Version 9.9 is not a valid version"),
-        ("3.2", "Version 3.2 is not a valid version"),  # below kjbod's table (3.3-IV3 and later)
-        ("4.4-IV0", "metadata.version 4.4-IV0 is not yet stable."),
-        ("4.4", "Version 4.4 is not a valid version"),  # a bare release names a production IV only
+        (KAFKA_4_3, "9.9", SUPPORTED_4_3),
+        (KAFKA_4_3, "3.2", SUPPORTED_4_3),  # below the table (3.3-IV3 and later)
+        (KAFKA_4_3, "4.4-IV0", SUPPORTED_4_3),  # fromVersionString(v, unstable=false): a testing version is unknown
+        (KAFKA_4_3, "4.4", SUPPORTED_4_3),  # a bare release names a production IV only
+        (KAFKA_4_4, "4.5-IV0", SUPPORTED_4_4),
+        (KAFKA_4_4, "4.5", SUPPORTED_4_4),
     ],
 )
-def test_bad_release_versions(write_config: WriteConfig, version: str, message: str) -> None:
-    assert refusal(write_config(BROKER), release_version=version) == message
+def test_bad_release_versions(write_config: WriteConfig, release, version: str, supported: str) -> None:  # noqa: ANN001
+    """StorageTool: MetadataVersion.fromVersionString(v, unstable.feature.versions.enable) (4.4.0 :135-140)."""
+    message = f"Unknown metadata.version '{version}'. Supported metadata.version are: {supported}"
+    assert refusal(write_config(BROKER), release_version=version, release=release) == message
 
 
 def test_release_versions(write_config: WriteConfig) -> None:
@@ -91,14 +103,18 @@ def test_release_versions(write_config: WriteConfig) -> None:
     assert plan_format(request(broker)).metadata_version.name == "4.3-IV0"
     assert plan_format(request(broker, release_version="3.9")).metadata_version.name == "3.9-IV0"
     assert plan_format(request(broker, release_version="3.7.1")).metadata_version.name == "3.7-IV4"
-    # inter.broker.protocol.version counts as a release version when the flag is absent.
-    with_ibp = write_config({**BROKER, "inter.broker.protocol.version": "3.8"}, name="ibp.properties")
-    assert plan_format(request(with_ibp)).metadata_version.name == "3.8-IV0"
     # A bare release is its newest production IV in the current table (4.0 -> 4.0-IV3).
-    assert plan_format(request(with_ibp, release_version="4.0")).metadata_version.name == "4.0-IV3"
+    assert plan_format(request(broker, release_version="4.0")).metadata_version.name == "4.0-IV3"
     unstable = write_config({**BROKER, "unstable.feature.versions.enable": "true"}, name="unstable.properties")
     assert plan_format(request(unstable)).metadata_version.name == "4.4-IV0"
     assert plan_format(request(unstable, release_version="4.4-IV0")).metadata_version.name == "4.4-IV0"
+    # Kafka 4.4.0: 4.4-IV2 by default, 4.5-IV0 with unstable versions.
+    assert plan_format(request(broker, release=KAFKA_4_4)).metadata_version.name == "4.4-IV2"
+    assert plan_format(request(broker, release=KAFKA_4_4, release_version="4.4")).metadata_version.name == "4.4-IV2"
+    assert plan_format(request(unstable, release=KAFKA_4_4)).metadata_version.name == "4.5-IV0"
+    # Kafka 4.x reads no inter.broker.protocol.version (a 3.x setting): the default applies.
+    with_ibp = write_config({**BROKER, "inter.broker.protocol.version": "3.8"}, name="ibp.properties")
+    assert plan_format(request(with_ibp)).metadata_version.name == "4.3-IV0"
 
 
 @pytest.mark.parametrize(
@@ -126,7 +142,8 @@ def test_initial_controllers_grammar(write_config: WriteConfig, spec: str, messa
 
 
 def test_standalone_needs_a_controller_with_a_controller_listener(write_config: WriteConfig) -> None:
-    assert refusal(write_config(BROKER), standalone=True) == "You can only use --standalone on a controller."
+    dynamic_broker = write_config({**BROKER, "controller.quorum.voters": "", "controller.quorum.bootstrap.servers": "c:9093"}, "b.properties")
+    assert refusal(dynamic_broker, standalone=True) == "You can only use --standalone on a controller."
     no_listener = write_config({**CONTROLLER, "listeners": "PLAINTEXT://:9092"}, name="c.properties")
     assert refusal(no_listener, standalone=True) == "No controller listeners found."
 
@@ -211,24 +228,36 @@ def test_paths_and_text_that_no_file_system_or_record_can_take_are_refused(write
         (["group.version=x"], {}, "Can't parse feature=level string group.version=x: unable to parse x as a short."),
         (["group.version=40000"], {}, "Can't parse feature=level string group.version=40000: unable to parse 40000 as a short."),
         (["metadata.version=20"], {"release_version": "3.9"}, "Use --release-version instead of --feature metadata.version=X to avoid ambiguity."),
-        (["metadata.version=5"], {}, "No MetadataVersion with feature level 5"),
+        (["metadata.version=5"], {}, "No MetadataVersion with feature level 5. Valid feature levels are from 7 to 31."),
+        (["metadata.version=33"], {}, "No MetadataVersion with feature level 33. Valid feature levels are from 7 to 31."),
         (["metadata.version=31"], {}, "metadata.version 4.4-IV0 is not yet stable."),
+        (["metadata.version=34"], {"release": KAFKA_4_4}, "metadata.version 4.5-IV0 is not yet stable."),
         (
             ["non.existent.feature=1"],
             {},
-            "Unsupported feature: non.existent.feature. Supported features are: group.version, kraft.version, transaction.version",
+            "Unsupported feature: non.existent.feature. Supported features are: eligible.leader.replicas.version, group.version, "
+            "kraft.version, share.version, streams.version, transaction.version",
         ),
         (
             ["kraft.version=1"],
             {},
-            "Cannot set kraft.version to 1 unless KIP-853 configuration is present. Try removing the --feature flag for kraft.version.",
+            "Cannot set kraft.version to 1 unless controller.quorum.voters is empty and one of the flags --standalone, "
+            "--initial-controllers, or --no-initial-controllers is used. For dynamic controllers support, try using one of "
+            "--standalone, --initial-controllers, or --no-initial-controllers and removing controller.quorum.voters.",
         ),
+        (["share.version=2"], {}, "No feature:share.version with feature level 2"),
+        (["share.version=2"], {"release": KAFKA_4_4, "release_version": "4.3"}, None),
+        (["eligible.leader.replicas.version=1"], {"release_version": "4.0-IV0"},
+         "eligible.leader.replicas.version could not be set to 1 because it depends on metadata.version level 23"),
         (["group.version=2"], {}, "No feature:group.version with feature level 2"),
         (["transaction.version=-1"], {}, "No feature:transaction.version with feature level -1"),
     ],
 )
-def test_feature_flag_refusals(write_config: WriteConfig, features: list[str], flags: dict, message: str) -> None:
-    assert refusal(write_config(BROKER), features=features, **flags) == message
+def test_feature_flag_refusals(write_config: WriteConfig, features: list[str], flags: dict, message: str | None) -> None:
+    if message is None:
+        plan_format(request(write_config(BROKER), features=features, **flags))  # accepted
+    else:
+        assert refusal(write_config(BROKER), features=features, **flags) == message
 
 
 @pytest.mark.parametrize(
@@ -237,36 +266,73 @@ def test_feature_flag_refusals(write_config: WriteConfig, features: list[str], f
         (
             ["kraft.version=0"],
             {"standalone": True},
-            "Cannot set kraft.version to 0 if KIP-853 configuration is present. Try removing the --feature flag for kraft.version.",
+            "Cannot set kraft.version to 0 if controller.quorum.voters is empty and one of the flags --standalone, "
+            "--initial-controllers, or --no-initial-controllers is used. For dynamic controllers support, try removing the "
+            "--feature flag for kraft.version.",
+        ),
+        (
+            ["kraft.version=0"],
+            {"no_initial_controllers": True},
+            "Cannot set kraft.version to 0 if controller.quorum.voters is empty and one of the flags --standalone, "
+            "--initial-controllers, or --no-initial-controllers is used. For dynamic controllers support, try removing the "
+            "--feature flag for kraft.version.",
         ),
         (["kraft.version=999"], {"standalone": True}, "No feature:kraft.version with feature level 999"),
-        ([], {"standalone": True, "release_version": "3.8-IV0"}, "kraft.version could not be set to 1 because it depends on metadata.version level 21"),
     ],
 )
 def test_kraft_version_rules(write_config: WriteConfig, features: list[str], flags: dict, message: str) -> None:
     assert refusal(write_config(CONTROLLER), features=features, **flags) == message
 
 
+def test_kraft_version_is_1_whenever_controller_quorum_voters_is_empty(write_config: WriteConfig) -> None:
+    """hasDynamicQuorum = controller.quorum.voters is empty (4.4.0 StorageTool :150-151), at any
+    release: KRaftVersion 1 depends on nothing."""
+    controller = write_config(CONTROLLER)
+    assert plan_format(request(controller, standalone=True, release_version="3.8-IV0")).feature_levels["kraft.version"] == 1
+    assert plan_format(request(controller, no_initial_controllers=True)).feature_levels["kraft.version"] == 1
+    broker = write_config({**BROKER, "controller.quorum.voters": "", "controller.quorum.bootstrap.servers": "c:9093"}, "b.properties")
+    assert plan_format(request(broker)).feature_levels["kraft.version"] == 1
+    assert plan_format(request(write_config(BROKER, "s.properties"))).feature_levels["kraft.version"] == 0
+
+
+def test_static_voters_and_initial_controllers_exclude_each_other(write_config: WriteConfig) -> None:
+    static = write_config({**CONTROLLER, "controller.quorum.voters": "3000@localhost:9093"})
+    message = ("You cannot specify controller.quorum.voters and format the node with --initial-controllers or --standalone. If you "
+               "want to use dynamic quorum, please remove controller.quorum.voters and specify controller.quorum.bootstrap.servers instead.")
+    assert refusal(static, standalone=True) == message
+    assert refusal(static, initial_controllers=f"3000@c:9093:{VOTER_DIR_ID}") == message
+
+
 def test_feature_levels_and_bootstrap_records(write_config: WriteConfig) -> None:
     broker = write_config(BROKER)
     default = plan_format(request(broker))
-    assert default.feature_levels == {"group.version": 1, "kraft.version": 0, "metadata.version": 30, "transaction.version": 2}
+    assert default.feature_levels == {"eligible.leader.replicas.version": 1, "group.version": 1, "kraft.version": 0, "metadata.version": 30,
+                                      "share.version": 1, "streams.version": 1, "transaction.version": 2}
     # metadata.version first, then the others by name; kraft.version and level 0 never.
     assert default.records == (
         FeatureLevelRecord(name="metadata.version", feature_level=30),
+        FeatureLevelRecord(name="eligible.leader.replicas.version", feature_level=1),
         FeatureLevelRecord(name="group.version", feature_level=1),
+        FeatureLevelRecord(name="share.version", feature_level=1),
+        FeatureLevelRecord(name="streams.version", feature_level=1),
         FeatureLevelRecord(name="transaction.version", feature_level=2),
     )
+    newest = plan_format(request(broker, release=KAFKA_4_4))
+    assert [(r.name, r.feature_level) for r in newest.records] == [
+        ("metadata.version", 33), ("eligible.leader.replicas.version", 1), ("group.version", 1), ("share.version", 2),
+        ("streams.version", 1), ("transaction.version", 2)]
     old = plan_format(request(broker, release_version="3.9"))
     assert old.records == (FeatureLevelRecord(name="metadata.version", feature_level=21),)
     # --feature: split at the first '=', trimmed, later duplicates win.
     chosen = plan_format(request(broker, features=[" group.version = 1", "transaction.version=1", "transaction.version= 0 "], release_version="4.0"))
-    assert chosen.feature_levels == {"group.version": 1, "kraft.version": 0, "metadata.version": 25, "transaction.version": 0}
+    assert chosen.feature_levels == {"eligible.leader.replicas.version": 0, "group.version": 1, "kraft.version": 0, "metadata.version": 25,
+                                     "share.version": 0, "streams.version": 0, "transaction.version": 0}
     by_level = plan_format(request(broker, features=["metadata.version=20"]))
     assert (by_level.metadata_version.name, by_level.records) == ("3.8-IV0", (FeatureLevelRecord(name="metadata.version", feature_level=20),))
     dynamic = plan_format(request(write_config(CONTROLLER, name="c.properties"), standalone=True))
     assert dynamic.feature_levels["kraft.version"] == 1
-    assert [r.name for r in dynamic.records] == ["metadata.version", "group.version", "transaction.version"]
+    assert [r.name for r in dynamic.records] == ["metadata.version", "eligible.leader.replicas.version", "group.version", "share.version",
+                                                  "streams.version", "transaction.version"]
 
 
 def test_directories_come_from_log_dirs_and_the_metadata_log_dir(write_config: WriteConfig, tmp_path: Path) -> None:
@@ -438,13 +504,10 @@ def test_a_failure_part_way_keeps_earlier_directories_and_leaves_the_failed_one_
     ]
 
 
-def test_the_ibp_setting_counts_as_a_release_version(write_config: WriteConfig) -> None:
-    with_ibp = write_config({**BROKER, "inter.broker.protocol.version": "3.8"})
-    assert refusal(with_ibp, features=["metadata.version=20"]) == (
-        "Use --release-version instead of --feature metadata.version=X to avoid ambiguity."
-    )
-    bad_ibp = write_config({**BROKER, "inter.broker.protocol.version": "2.8"}, name="old.properties")
-    assert refusal(bad_ibp) == "Version 2.8 is not a valid version"
+def test_the_ibp_setting_is_not_a_release_version(write_config: WriteConfig) -> None:
+    """Kafka 4.x's StorageTool reads only --release-version (4.4.0 StorageTool :135-140)."""
+    with_ibp = write_config({**BROKER, "inter.broker.protocol.version": "2.8"})
+    assert plan_format(request(with_ibp, features=["metadata.version=20"])).metadata_version.name == "3.8-IV0"
 
 
 # The KIP-853 bootstrap snapshot -------------------------------------------------------------------
@@ -474,7 +537,7 @@ def test_initial_controllers_get_the_bootstrap_snapshot_kafkas_formatter_writes(
 
 def test_only_a_dynamic_metadata_directory_gets_the_snapshot(write_config: WriteConfig, tmp_path: Path) -> None:
     config = write_config({**CONTROLLER, "metadata.log.dir": "{tmp}/meta", "log.dirs": "{tmp}/data"})
-    run(config, tmp_path / "state", initial_controllers=f"3001@c2:9093:{VOTER_DIR_ID}")  # an observer
+    run(config, tmp_path / "state", initial_controllers=f"3001@c2:9093:{VOTER_DIR_ID}", release_version="3.9")  # an observer
     assert (tmp_path / "meta" / "__cluster_metadata-0").is_dir()
     assert not (tmp_path / "data" / "__cluster_metadata-0").exists()
     static = write_config({**CONTROLLER, "controller.quorum.voters": "3000@localhost:9093", "log.dirs": "{tmp}/static"}, "s.properties")
@@ -496,7 +559,7 @@ def test_a_failure_after_the_snapshot_removes_it_too(write_config: WriteConfig, 
 
 
 def test_voters_need_a_controller_listener_name(write_config: WriteConfig) -> None:
-    config = write_config({**BROKER, "controller.listener.names": ""})
+    config = write_config({**CONTROLLER, "controller.listener.names": ""})
     assert refusal(config, initial_controllers=f"3001@c2:9093:{VOTER_DIR_ID}") == (
         "controller.listener.names must contain at least one value when running KRaft with just the broker role"
     )
