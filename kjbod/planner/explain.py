@@ -70,15 +70,16 @@ OBSTACLES = {
     "full-directories": "its directories have no room under the capacity threshold",
     "cannot-receive": "it may not receive replicas (excluded, fenced, removed, or no open directory)",
     "nothing-movable": "nothing on it may move (excluded topics, leaders the goal keeps, partitions with an offline replica)",
+    "min-insync": "each replica that could leave it would leave its partition short of min.insync.replicas while it moves",
     "no-allowed-replica": "no replica the rules allow (rack rule, room, min.insync.replicas) evens it out without pushing another broker out of its band",
     "excluded-broker": "the broker is excluded (--exclude-brokers): nothing on it moves",
     "offline-directory": "the broker has an offline directory, so none of its replicas changes directory",
     "cordoned": "the directory is cordoned: it receives nothing",
-    "replicas-too-large": "its smallest replica that may move is larger than the room under the band of every other directory of its broker",
+    "replicas-too-large": "every replica that could move is larger than the gap to the far side of the band (the band is narrower than the replicas)",
     "band-out-of-reach": "no move between its broker's directories brings it closer to the mean without pushing another past its band",
     "too-few-racks": "fewer racks can hold its replicas than the rule needs",
     "goal-moves-only-what-it-must": "this goal moves only what it must; --goal balance fixes the rack rule",
-    "no-allowed-broker": "no broker with room satisfies the rack rule",
+    "no-allowed-broker": "no broker the rules allow could take it (one that may receive, does not hold the partition, keeps the rack rule and has room)",
 }
 
 # Moved replicas are written in chunks of this many lines (the file is streamed, not built whole).
@@ -258,8 +259,8 @@ def explain(plan: Plan, before: Balance, after: Balance) -> Explanation:
     by_bytes = goal == _G["bytes"]
     measure[by_bytes] = MEASURES.index("bytes")
     m_before[by_bytes], m_after[by_bytes] = before.bytes[b[by_bytes]], after.bytes[b[by_bytes]]
-    target_bytes = np.round(byte_target[b[by_bytes]])
-    m_target[by_bytes] = target_bytes
+    target_bytes = byte_target[b[by_bytes]]
+    m_target[by_bytes] = np.floor(target_bytes)  # whole bytes, as the report's perBroker bytesTarget
     m_low[by_bytes], m_high[by_bytes] = np.round(target_bytes * (1 - tolerance)), np.round(target_bytes * (1 + tolerance))
     leaving_dir = np.isin(goal, [_G["drain-dirs"], _G["offline-dir"]])
     measure[leaving_dir] = MEASURES.index("bytes")
@@ -283,7 +284,7 @@ def explain(plan: Plan, before: Balance, after: Balance) -> Explanation:
     m_after[by_rack] = _in_rack(t, plan.new_broker, rack_rows, rack)
     rf = np.diff(t.part_offsets)[t.rep_part[rack_rows]]
     limits = np.array([_rack_limit(r, request.rack_mode, plan.racks_available) for r in range(int(rf.max(initial=0)) + 1)])
-    m_high[by_rack] = limits[rf] if len(rf) else np.zeros(0)
+    m_target[by_rack] = limits[rf] if len(rf) else np.zeros(0)  # the most one rack may hold
 
     # Why the target broker: it was under its target (count or bytes), a broker being added, or
     # the best the rules left (the rack rule kept and room found), or the rack rule had to break.
@@ -319,7 +320,7 @@ def explain(plan: Plan, before: Balance, after: Balance) -> Explanation:
         "broker_why": broker_why,
         "dir_why": dir_why,
         "dst_replicas": np.stack([before.replicas[dst], after.replicas[dst], plan.count_target[dst]], axis=1),
-        "dst_bytes": np.stack([bytes_before_dst, after.bytes[dst], np.round(byte_target[dst])], axis=1),
+        "dst_bytes": np.stack([bytes_before_dst, after.bytes[dst], np.floor(byte_target[dst])], axis=1),
         "dst_usage": np.stack([usage_before[dd] * 100, usage_after[dd] * 100], axis=1),
     }
     unreached = _unreached(plan, before, after, usage_after, dir_low, dir_high, mean)
@@ -420,20 +421,40 @@ def _unreached(
     room = np.where(plan.open_dirs, np.maximum(limit - after.dir_bytes, 0), 0)
     broker_room = np.bincount(t.dir_broker, weights=np.where(np.isfinite(room), room, 1e30), minlength=t.broker_count)
     sizes = t.rep_size
-    movable_left = np.bincount(plan.new_broker[plan.movable & ~moved], minlength=t.broker_count)
+    left = plan.movable & ~moved  # replicas that could still have moved
+    # What the planner's min.insync.replicas budget leaves once the plan is made: an in-sync
+    # replica may leave only while its partition keeps min.insync.replicas in sync (core._Placement).
+    in_sync_count = np.bincount(t.rep_part[t.rep_in_sync], minlength=len(t.part_id))
+    in_sync_leaving = np.bincount(t.rep_part[t.rep_in_sync & plan.inter_moved], minlength=len(t.part_id))
+    isr_budget = in_sync_count - t.part_min_isr - in_sync_leaving
+    locked = t.rep_in_sync & (isr_budget[t.rep_part] <= 0)
+    movable_left = np.bincount(plan.new_broker[left], minlength=t.broker_count)
+    unlocked_left = np.bincount(plan.new_broker[left & ~locked], minlength=t.broker_count)
+    smallest_left = np.full(t.broker_count, np.inf)
+    np.minimum.at(smallest_left, plan.new_broker[left & ~locked], sizes[left & ~locked].astype(np.float64))
+    smallest_anywhere = float(sizes[left & ~locked].min()) if (left & ~locked).any() else np.inf
 
-    def broker_obstacle(b: int, over: bool) -> str:
+    def broker_obstacle(b: int, over: bool, gap: float | None = None) -> str:
+        """What keeps broker `b` outside its band: over it (`gap`: bytes above the band's bottom)
+        or under it (`gap`: bytes below its top); no `gap` for replica counts."""
         if plan.budget_exhausted:
             return "budget"
         if over:
-            return "nothing-movable" if movable_left[b] == 0 else "no-allowed-replica"
+            if movable_left[b] == 0:
+                return "nothing-movable"
+            if unlocked_left[b] == 0:
+                return "min-insync"
+            if gap is not None and smallest_left[b] > gap:
+                return "replicas-too-large"
+            return "no-allowed-replica"
         if not plan.receivable[b]:
             return "cannot-receive"
-        movable_sizes = sizes[plan.movable]
-        if movable_sizes.size and broker_room[b] < float(movable_sizes.min()):
+        if broker_room[b] < smallest_anywhere:
             return "full-directories"
         if _rack_keeps_out(plan, b):
             return "rack-rule"
+        if gap is not None and smallest_anywhere > gap:
+            return "replicas-too-large"
         return "no-allowed-replica"
 
     if goal in (Goal.BALANCE, Goal.ADD_BROKERS):
@@ -452,8 +473,8 @@ def _unreached(
         for b in np.flatnonzero(outside).tolist():
             items.append(
                 Unreached(
-                    "bytes", broker_obstacle(b, bool(after.bytes[b] > high[b])), {"broker": ids[b]}, "bytes",
-                    int(before.bytes[b]), int(after.bytes[b]), int(round(target[b])), (int(low[b]), int(high[b])),
+                    "bytes", _bytes_obstacle(broker_obstacle, b, float(after.bytes[b]), float(low[b]), float(high[b])), {"broker": ids[b]}, "bytes",
+                    int(before.bytes[b]), int(after.bytes[b]), int(target[b]), (int(low[b]), int(high[b])),
                 )
             )
     if goal in (Goal.BALANCE, Goal.REBALANCE_DISKS):
@@ -516,6 +537,11 @@ def _unreached(
                 Unreached("replica-count", "excluded-broker", {"broker": broker_id}, "replicas", int(before.replicas[b]), int(after.replicas[b]))
             )
     return items
+
+
+def _bytes_obstacle(obstacle: Any, b: int, after: float, low: float, high: float) -> str:
+    over = after > high
+    return str(obstacle(b, over, after - low if over else high - after))
 
 
 def _excluded_broker(plan: Plan, b: int) -> bool:
