@@ -160,9 +160,13 @@ class Explanation:
         return lines
 
     def chunks(self) -> Iterator[bytes]:
-        """The JSON lines: every moved replica (in the plan's order), then every goal not reached."""
+        """The JSON lines: every moved replica (in the plan's order), then every goal not reached.
+        The time spent making them is added to `seconds` (not the time the caller spends writing them)."""
         for start in range(0, self.moves, CHUNK):
-            yield _move_lines(self._plan, self.rows[start : start + CHUNK], {k: v[start : start + CHUNK] for k, v in self.columns.items()})
+            started = time.perf_counter()
+            chunk = _move_lines(self._plan, self.rows[start : start + CHUNK], {k: v[start : start + CHUNK] for k, v in self.columns.items()})
+            self.seconds += time.perf_counter() - started
+            yield chunk
         if self.unreached:
             yield b"".join(orjson.dumps(item.to_json()) + b"\n" for item in self.unreached)
 
