@@ -83,7 +83,7 @@ OBSTACLES = {
 }
 
 # Moved replicas are written in chunks of this many lines (the file is streamed, not built whole).
-CHUNK = 50_000
+CHUNK = 20_000
 
 
 @dataclass(frozen=True)
@@ -373,7 +373,9 @@ def _move_lines(plan: Plan, rows: np.ndarray, c: dict[str, np.ndarray]) -> bytes
         c["before"].tolist(), c["after"].tolist(), c["target"].tolist(), c["low"].tolist(), c["high"].tolist(),
         c["broker_why"].tolist(), c["dir_why"].tolist(), c["dst_replicas"].tolist(), c["dst_bytes"].tolist(), c["dst_usage"].tolist(),
     )
-    out = []
+    # One buffer for the chunk: orjson's result keeps a few KiB of spare room each, so a list of
+    # them would hold about ten times the text.
+    out = bytearray()
     for i, (g, m, sb, sdir, srack, b, a, tg, lo, hi, bwhy, dwhy, reps, byts, usage) in enumerate(columns):
         goal: dict[str, Any] = {"kind": GOALS[g]}
         if srack != NO_RACK:
@@ -401,8 +403,9 @@ def _move_lines(plan: Plan, rows: np.ndarray, c: dict[str, np.ndarray]) -> bytes
             ),
             "dir": {"why": DIR_WHY[dwhy], "usagePercent": [_number(x) for x in usage]} if dwhy != 2 else {"why": DIR_WHY[dwhy]},
         }
-        out.append(orjson.dumps(line))
-    return b"\n".join(out) + b"\n" if out else b""
+        out += orjson.dumps(line)
+        out += b"\n"
+    return bytes(out)
 
 
 # The goals not reached -----------------------------------------------------------------------
