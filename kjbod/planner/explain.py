@@ -162,9 +162,10 @@ class Explanation:
     def chunks(self) -> Iterator[bytes]:
         """The JSON lines: every moved replica (in the plan's order), then every goal not reached.
         The time spent making them is added to `seconds` (not the time the caller spends writing them)."""
+        cache: dict[str, dict[int, bytes]] = {}
         for start in range(0, self.moves, CHUNK):
             started = time.perf_counter()
-            chunk = _move_lines(self._plan, self.rows[start : start + CHUNK], {k: v[start : start + CHUNK] for k, v in self.columns.items()})
+            chunk = _move_lines(self._plan, self.rows[start : start + CHUNK], {k: v[start : start + CHUNK] for k, v in self.columns.items()}, cache)
             self.seconds += time.perf_counter() - started
             yield chunk
         if self.unreached:
@@ -357,54 +358,88 @@ def _number(value: float) -> float | int | None:
     return round(float(value), 2)
 
 
-def _move_lines(plan: Plan, rows: np.ndarray, c: dict[str, np.ndarray]) -> bytes:
-    """The JSON lines of these moved replicas."""
+def _move_lines(plan: Plan, rows: np.ndarray, c: dict[str, np.ndarray], cache: dict[str, dict[int, bytes]]) -> bytes:
+    """The JSON lines of these moved replicas. A line is made of pieces that depend on few
+    values (a broker and directory; a goal's subject; a target broker's figures), each dumped
+    once into `cache` (by an integer key made for all rows at once) and joined: what one dump of
+    the whole line would give, several times faster."""
     t = plan.tables
     topics, labels, racks = t.topics, t.dir_labels, t.racks
     broker_ids = t.broker_ids.tolist()
+    dirs = len(labels) + 2  # directory codes from -2 (BROKER_CHOOSES) up
     partition = t.rep_part[rows]
     topic = t.part_topic[partition].tolist()
     pid = t.part_id[partition].tolist()
     size = t.rep_size[rows].tolist()
-    src, dst = t.rep_broker[rows].tolist(), plan.new_broker[rows].tolist()
-    src_dir, dst_dir = t.rep_dir[rows].tolist(), plan.new_dir[rows].tolist()
-    columns = zip(
-        c["goal"].tolist(), c["measure"].tolist(), c["subject_broker"].tolist(), c["subject_dir"].tolist(), c["subject_rack"].tolist(),
-        c["before"].tolist(), c["after"].tolist(), c["target"].tolist(), c["low"].tolist(), c["high"].tolist(),
-        c["broker_why"].tolist(), c["dir_why"].tolist(), c["dst_replicas"].tolist(), c["dst_bytes"].tolist(), c["dst_usage"].tolist(),
-    )
-    # One buffer for the chunk: orjson's result keeps a few KiB of spare room each, so a list of
-    # them would hold about ten times the text.
-    out = bytearray()
-    for i, (g, m, sb, sdir, srack, b, a, tg, lo, hi, bwhy, dwhy, reps, byts, usage) in enumerate(columns):
-        goal: dict[str, Any] = {"kind": GOALS[g]}
+    src, dst = t.rep_broker[rows].astype(np.int64), plan.new_broker[rows].astype(np.int64)
+    src_dir, dst_dir = t.rep_dir[rows].astype(np.int64), plan.new_dir[rows].astype(np.int64)
+    from_keys = (src * dirs + src_dir + 2).tolist()
+    to_keys = (dst * dirs + dst_dir + 2).tolist()
+    subject_rack = c["subject_rack"].tolist()
+    goal_keys = ((c["goal"].astype(np.int64) * t.broker_count + c["subject_broker"]) * dirs + c["subject_dir"] + 2).tolist()
+    broker_keys = (c["broker_why"].astype(np.int64) * t.broker_count + dst).tolist()
+    dir_keys = (c["dir_why"].astype(np.int64) * dirs + dst_dir + 2).tolist()
+    places, goals, brokers, directories, topic_texts = (cache.setdefault(name, {}) for name in ("place", "goal", "broker", "dir", "topic"))
+
+    def place(key: int) -> bytes:
+        broker, directory = divmod(key, dirs)
+        directory -= 2
+        text = places[key] = orjson.dumps({"broker": broker_ids[broker], "dir": labels[directory] if directory >= 0 else None})
+        return text
+
+    def goal(i: int) -> bytes:
+        g, srack, sb, sdir = int(c["goal"][i]), subject_rack[i], int(c["subject_broker"][i]), int(c["subject_dir"][i])
+        data: dict[str, Any] = {"kind": GOALS[g]}
         if srack != NO_RACK:
-            goal["topic"], goal["partition"], goal["rack"] = topics[topic[i]], pid[i], racks[srack]
+            data["topic"], data["partition"], data["rack"] = topics[topic[i]], pid[i], racks[srack]
         else:
-            goal["broker"] = broker_ids[sb]
+            data["broker"] = broker_ids[sb]
             if sdir >= 0:
-                goal["dir"] = labels[sdir]
-        goal["measure"] = MEASURES[m]
-        goal["before"], goal["after"] = _number(b), _number(a)
-        if tg == tg:
-            goal["target"] = _number(tg)
-        if lo == lo or hi == hi:
-            goal["band"] = [_number(lo), _number(hi)]
-        inter = bwhy != 0
-        line: dict[str, Any] = {
-            "topic": topics[topic[i]],
-            "partition": pid[i],
-            "bytes": size[i],
-            "from": {"broker": broker_ids[src[i]], "dir": labels[src_dir[i]] if src_dir[i] >= 0 else None},
-            "to": {"broker": broker_ids[dst[i]], "dir": labels[dst_dir[i]] if dst_dir[i] >= 0 else None},
-            "goal": goal,
-            "broker": (
-                {"why": BROKER_WHY[bwhy], "replicas": [_number(x) for x in reps], "bytes": [_number(x) for x in byts]} if inter else None
-            ),
-            "dir": {"why": DIR_WHY[dwhy], "usagePercent": [_number(x) for x in usage]} if dwhy != 2 else {"why": DIR_WHY[dwhy]},
-        }
-        out += orjson.dumps(line)
-        out += b"\n"
+                data["dir"] = labels[sdir]
+        data["measure"] = MEASURES[int(c["measure"][i])]
+        data["before"], data["after"] = _number(c["before"][i]), _number(c["after"][i])
+        target, low, high = c["target"][i], c["low"][i], c["high"][i]
+        if target == target:
+            data["target"] = _number(target)
+        if low == low or high == high:
+            data["band"] = [_number(low), _number(high)]
+        text = orjson.dumps(data)
+        if srack == NO_RACK:  # a rack rule's goal names its partition: not shared
+            goals[goal_keys[i]] = text
+        return text
+
+    def broker(i: int) -> bytes:
+        why = int(c["broker_why"][i])
+        if why == 0:  # the same broker: no choice was made
+            text = b"null"
+        else:
+            figures = {"replicas": [_number(x) for x in c["dst_replicas"][i]], "bytes": [_number(x) for x in c["dst_bytes"][i]]}
+            text = orjson.dumps({"why": BROKER_WHY[why], **figures})
+        brokers[broker_keys[i]] = text
+        return text
+
+    def directory(i: int) -> bytes:
+        why = int(c["dir_why"][i])
+        data: dict[str, Any] = {"why": DIR_WHY[why]}
+        if why != 2:
+            data["usagePercent"] = [_number(x) for x in c["dst_usage"][i]]
+        text = directories[dir_keys[i]] = orjson.dumps(data)
+        return text
+
+    out = bytearray()
+    line = b'{"topic":%b,"partition":%d,"bytes":%b,"from":%b,"to":%b,"goal":%b,"broker":%b,"dir":%b}\n'
+    for i in range(len(rows)):
+        topic_text = topic_texts.get(topic[i]) or topic_texts.setdefault(topic[i], orjson.dumps(topics[topic[i]]))
+        out += line % (
+            topic_text,
+            pid[i],
+            b"%d" % size[i],
+            places.get(from_keys[i]) or place(from_keys[i]),
+            places.get(to_keys[i]) or place(to_keys[i]),
+            (goals.get(goal_keys[i]) if subject_rack[i] == NO_RACK else None) or goal(i),
+            brokers.get(broker_keys[i]) or broker(i),
+            directories.get(dir_keys[i]) or directory(i),
+        )
     return bytes(out)
 
 
