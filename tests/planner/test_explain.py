@@ -20,7 +20,7 @@ from kjbod.planner.report import PlanReport, report
 from kjbod.planner.tables import ClusterTables
 from tests.planner.explain_clusters import tables
 from tests.planner.rules import hard_rule_violations
-from tests.planner.test_hard_rules import clusters, requests
+from tests.planner.strategies import clusters, requests
 
 
 def explained_report(t: ClusterTables, request: PlanRequest) -> PlanReport:
