@@ -20,7 +20,7 @@ carry numbers, the report carries the sentences.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -456,6 +456,7 @@ def _unreached(
     assert plan.open_dirs is not None and plan.excluded is not None and plan.broker_has_offline_dir is not None
     items: list[Unreached] = []
     ids = t.broker_ids.tolist()
+    labels = t.dir_labels  # a list made on each read: read once
     moved = plan.inter_moved | plan.intra_moved
     goal = request.goal
     capacity = t.dir_capacity.astype(np.float64)
@@ -476,6 +477,8 @@ def _unreached(
     np.minimum.at(smallest_left, plan.new_broker[left & ~locked], sizes[left & ~locked].astype(np.float64))
     smallest_anywhere = float(sizes[left & ~locked].min()) if (left & ~locked).any() else np.inf
 
+    rack_keeps_out = _rack_keeps_out(plan)
+
     def broker_obstacle(b: int, over: bool, gap: float | None = None) -> str:
         """What keeps broker `b` outside its band: over it (`gap`: bytes above the band's bottom)
         or under it (`gap`: bytes below its top); no `gap` for replica counts."""
@@ -493,7 +496,7 @@ def _unreached(
             return "cannot-receive"
         if broker_room[b] < smallest_anywhere:
             return "full-directories"
-        if _rack_keeps_out(plan, b):
+        if rack_keeps_out(b):
             return "rack-rule"
         if gap is not None and smallest_anywhere > gap:
             return "replicas-too-large"
@@ -531,7 +534,7 @@ def _unreached(
         )
         items.append(
             Unreached(
-                "capacity-threshold", obstacle, {"broker": ids[b], "dir": t.dir_labels[d]}, "usagePercent",
+                "capacity-threshold", obstacle, {"broker": ids[b], "dir": labels[d]}, "usagePercent",
                 _number(before.dir_bytes[d] / capacity[d] * 100), _number(usage_after[d] * 100), None,
                 (0, _number(request.capacity_threshold * 100)),
             )
@@ -549,7 +552,7 @@ def _unreached(
         obstacle = "budget" if plan.budget_exhausted else "no-allowed-broker"
         subject = {"topic": t.topics[t.part_topic[p]], "partition": int(t.part_id[p]), "broker": ids[b]}
         if d >= 0:
-            subject["dir"] = t.dir_labels[d]
+            subject["dir"] = labels[d]
         items.append(Unreached(cause, obstacle, subject))
     # Partitions that break the rack rule after the plan.
     violating, _ = rack_violations(t, plan.new_broker, request.rack_mode)
@@ -596,23 +599,31 @@ def _partition_on_excluded_broker(plan: Plan, p: int) -> bool:
     return bool(np.isin(brokers, np.array(plan.request.exclude_brokers, dtype=np.int64)).any())
 
 
-def _rack_keeps_out(plan: Plan, b: int) -> bool:
-    """Broker `b` (under its band) could take no replica that may move from a broker over its
-    target: each one's partition already has a replica in `b`'s rack (at the rack limit)."""
+def _rack_keeps_out(plan: Plan) -> Callable[[int], bool]:
+    """Whether broker `b` (under its band) could take no replica that may move from a broker
+    over its target, because each one's partition already holds as many replicas in `b`'s rack
+    as the rule allows. The same for every broker of a rack (a broker under its band is not
+    over its target): worked out once per rack."""
     t = plan.tables
     assert plan.movable is not None and plan.count_target is not None
-    rack = int(t.broker_rack[b])
-    if rack < 0 or not t.racks:
-        return False
     counts = np.bincount(plan.new_broker, minlength=t.broker_count)
-    over = counts > plan.count_target
-    candidates = np.flatnonzero(plan.movable & over[plan.new_broker] & (plan.new_broker != b))
-    if candidates.size == 0:
-        return False
-    in_rack = _in_rack(t, plan.new_broker, candidates, np.full(candidates.size, rack))
+    candidates = np.flatnonzero(plan.movable & (counts > plan.count_target)[plan.new_broker])
     rf = np.diff(t.part_offsets)[t.rep_part[candidates]]
     limits = np.array([_rack_limit(r, plan.request.rack_mode, plan.racks_available) for r in range(int(rf.max(initial=0)) + 1)])
-    return bool((in_rack >= limits[rf]).all())
+    by_rack: dict[int, bool] = {}
+
+    def keeps_out(b: int) -> bool:
+        rack = int(t.broker_rack[b])
+        if rack < 0 or not t.racks or candidates.size == 0:
+            return False
+        if rack not in by_rack:
+            # Its partition's replicas in the rack, not counting itself (moving within a rack keeps the count).
+            in_rack = _in_rack(t, plan.new_broker, candidates, np.full(candidates.size, rack))
+            in_rack -= t.broker_rack[plan.new_broker[candidates]] == rack
+            by_rack[rack] = bool((in_rack >= limits[rf]).all())
+        return by_rack[rack]
+
+    return keeps_out
 
 
 def _directories_unreached(
@@ -631,6 +642,9 @@ def _directories_unreached(
     if not outside.any():
         return []
     ids = t.broker_ids.tolist()
+    labels = t.dir_labels
+    receiving = counted & plan.open_dirs
+    room_under_band = np.maximum(dir_high * capacity - after.dir_bytes, 0)
     placed = (plan.new_dir >= 0)
     movable_rows = np.flatnonzero(placed & ~plan.excluded)
     smallest = np.full(len(capacity), np.inf)
@@ -648,15 +662,14 @@ def _directories_unreached(
         elif not over and not plan.open_dirs[d]:
             obstacle = "cordoned"
         else:
-            others = counted & plan.open_dirs & (t.dir_broker == b) & (np.arange(len(capacity)) != d)
-            room_under_band = np.maximum(dir_high * capacity - after.dir_bytes, 0)[others]
-            if over and (room_under_band.size == 0 or smallest[d] > room_under_band.max()):
+            others = [o for o in t.broker_dirs(b).tolist() if o != d and receiving[o]]
+            if over and (not others or smallest[d] > room_under_band[others].max()):
                 obstacle = "replicas-too-large"
             else:
                 obstacle = "band-out-of-reach"
         items.append(
             Unreached(
-                "directory-band", obstacle, {"broker": ids[b], "dir": t.dir_labels[d]}, "usagePercent",
+                "directory-band", obstacle, {"broker": ids[b], "dir": labels[d]}, "usagePercent",
                 _number(before.dir_bytes[d] / capacity[d] * 100), _number(usage_after[d] * 100), _number(mean[b] * 100),
                 (_number(dir_low[d] * 100), _number(dir_high[d] * 100)),
             )
