@@ -6,6 +6,7 @@
     python bench/bench_planner.py --goals remove-brokers,drain-dirs      # the must-move goals
     python bench/bench_planner.py --partitions 200000 --assigner         # against kafka-assigner
     python bench/bench_planner.py --waves 5                                # the balance plan in waves, checked in sequence
+    python bench/bench_planner.py --engines local --repeat 2 --explain     # what --explain adds: time, CPU, file size
 
 Each cluster comes from bench/synthetic.py (racks of unequal size, skewed partition sizes, hot
 topics, nearly full disks) with `--new-brokers` empty brokers added, so `balance` starts skewed.
@@ -20,6 +21,10 @@ and the figures printed:
     time, peak memory (process tree, Spark's JVM included), hard-rule violations, replica count,
     leader and byte spread across brokers, directory spread within brokers, data moved against
     the lower bound the report computes.
+
+`--explain` plans each goal again with `--explain FILE` after every plain run (same engine,
+alternating), and prints what it adds: the explanation's own time (from the report), the end to
+end time and CPU time against the plain runs' medians, and the file's size and lines.
 
 `--assigner` also runs LinkedIn's kafka-assigner (kafka-tools 0.1.9, `balance -t count
 rackaware`) on the same broker-level input, in its own virtual environment (created on first
@@ -270,6 +275,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1, help="runs of each engine per goal (alternating)")
     parser.add_argument("--assigner", action="store_true", help="also run kafka-assigner count+rackaware")
     parser.add_argument("--waves", type=int, metavar="K", help="also write the balance plan as waves of at most K moves per broker and check them")
+    parser.add_argument("--explain", action="store_true", help="also plan with --explain after each run, and print what it adds")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/kjbod-bench-planner"))
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
@@ -281,12 +287,21 @@ def main() -> int:
         cluster_dir = prepare(args.workdir, size, args)
         for goal in args.goals.split(","):
             runs: dict[str, list[dict[str, Any]]] = {engine: [] for engine in engines}
+            explained: dict[str, list[dict[str, Any]]] = {engine: [] for engine in engines}
             for attempt in range(args.repeat):
                 for engine in engines:
                     run = run_plan(cluster_dir, goal, args, engine)
                     runs[engine].append(run)
                     print_plan(f"{goal} ({engine}, run {attempt + 1})", run)
+                    if args.explain:
+                        why = cluster_dir / f"why-{goal}.jsonl"
+                        explained[engine].append(run_plan(cluster_dir, goal, args, engine, extra=("--explain", str(why)), name="explained"))
+                        explained[engine][-1]["whyBytes"] = why.stat().st_size
+                        with why.open("rb") as lines:
+                            explained[engine][-1]["whyLines"] = sum(1 for _ in lines)
             compare_engines(goal, runs)
+            if args.explain:
+                print_explain_cost(goal, runs, explained)
             if goal == "balance":
                 times.append((size, statistics.median(r["seconds"] for r in runs[engines[0]])))
         if args.waves:
@@ -338,6 +353,32 @@ def run_waves(cluster_dir: Path, per_broker: int, engine: str) -> None:
         )
     except (ValueError, KeyError):
         print(f"  reassign check: exit {check.returncode}, unreadable output: {check.stderr.strip()[-500:]}")
+
+
+def print_explain_cost(goal: str, runs: dict[str, list[dict[str, Any]]], explained: dict[str, list[dict[str, Any]]]) -> None:
+    """What --explain added, per engine: medians of the plain and the explained runs."""
+    for engine, plain in runs.items():
+        with_explain = explained[engine]
+        if not plain or not with_explain:
+            continue
+        last = with_explain[-1]
+        summary = last["report"]["explanation"]
+        own = statistics.median(r["report"]["explanation"]["seconds"] for r in with_explain)
+        wall = statistics.median(r["seconds"] for r in plain), statistics.median(r["seconds"] for r in with_explain)
+        cpu = statistics.median(r["cpu"] for r in plain), statistics.median(r["cpu"] for r in with_explain)
+        peak = max(r["peak"] for r in plain), max(r["peak"] for r in with_explain)
+        same = {r["digest"] for r in plain} == {r["digest"] for r in with_explain}
+        print(
+            f"{goal} --explain ({engine}, {len(with_explain)} run(s)): {summary['moves']:,} moved replicas explained, "
+            f"{summary['unreached']:,} goals not reached; file {last['whyBytes'] / 1e6:,.1f} MB in {last['whyLines']:,} lines "
+            f"({last['whyBytes'] / max(last['whyLines'], 1):.0f} bytes a line)"
+        )
+        print(
+            f"  the explanation's own time (report) {own:.2f} s; end to end {wall[0]:.1f} -> {wall[1]:.1f} s (+{wall[1] - wall[0]:.1f} s), "
+            f"CPU {cpu[0]:.1f} -> {cpu[1]:.1f} s (+{cpu[1] - cpu[0]:.1f} s), peak {peak[0] / GIB:.2f} -> {peak[1] / GIB:.2f} GiB; "
+            f"the same plan: {same}"
+        )
+        print(f"  moves by goal: {summary['movesByGoal']}; not reached: {summary['unreachedByGoal']}")
 
 
 def compare_engines(goal: str, runs: dict[str, list[dict[str, Any]]]) -> None:

@@ -106,7 +106,9 @@ echo "-- directory usage before the rebalance:"
 directory_usage 1 2 3 4
 
 echo "== 7. Plan a rebalance with the Spark planner (Spark in local mode; it takes a few seconds to start)"
-kjbod reassign plan --goal balance --engine spark --output-file plan.json
+# --explain: why each replica moves (the goal it serves, why its broker and directory), one JSON
+# line per moved replica; the report sums them up.
+kjbod reassign plan --goal balance --engine spark --output-file plan.json --explain why.jsonl
 
 echo "== 8. Check the plan against the cluster state and the default policy"
 kjbod reassign check --reassignment-json-file plan.json --throttle 50000000

@@ -101,7 +101,16 @@ def plan(
         Optional[int],
         typer.Option("--wave-size", metavar="N", min=1, help="Also write the plan as ordered waves of at most N partitions each (see above; at most 10000, what Kafka starts in one request)."),
     ] = None,
-    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace --output-file (and its waves) if it exists.")] = False,
+    explain: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--explain", metavar="FILE",
+            help="Also write why each replica moves to FILE, one JSON line per moved replica (the goal it serves, by how much, "
+            "before and after; why its broker and directory), then a line per goal the plan could not reach with what stands "
+            "in the way; the report sums them up.",
+        ),
+    ] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace --output-file (and its waves, and --explain) if it exists.")] = False,
 ) -> None:
     """Plan a reassignment: the broker and the log directory of every replica that moves.
 
@@ -111,7 +120,7 @@ def plan(
     leaders stay unless the goal moves them. Only partitions that change are written, in
     Kafka's reassignment JSON, ready for `reassign check` and `reassign execute`.
 
-    Example: kjbod reassign plan --goal balance --output-file plan.json
+    Example: kjbod reassign plan --goal balance --output-file plan.json --explain why.jsonl
     """
     from kjbod.tools.reassign.plan import ReassignPlanRequest, plan_reassignment
 
@@ -121,6 +130,7 @@ def plan(
         exclude_topics=exclude_topics, exclude_brokers=exclude_brokers, capacity_threshold=capacity_threshold, seed=seed,
         engine=engine, spark_master=spark_master, spark_conf=spark_conf or [],
         max_concurrent_moves_per_broker=max_concurrent_moves_per_broker, wave_size=wave_size, output_file=output_file, overwrite=overwrite,
+        explain_file=explain,
     )
     # A live status line on a terminal while planning, nothing otherwise (stdout carries only the report).
     result = plan_reassignment(request, app_.read_image, state_bytes=app_.state_bytes(), planning=lambda: Progress(app_, "Planning"))

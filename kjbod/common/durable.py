@@ -50,11 +50,14 @@ def atomic_write(path: Path, data: bytes, *, temp_suffix: str = ".tmp") -> None:
         write_all(fd, data)
 
 
-def atomic_write_all(files: Mapping[Path, bytes], *, temp_suffix: str = ".tmp", remove: Iterable[Path] = ()) -> None:
+def atomic_write_all(
+    files: Mapping[Path, bytes | Iterable[bytes]], *, temp_suffix: str = ".tmp", remove: Iterable[Path] = ()
+) -> None:
     """Write several files durably, all of them or none: each goes to a temporary file beside it
     first (fsynced); only then are they all renamed into place, the `remove` files deleted and
     each directory fsynced once. An error while writing removes the temporary files and leaves
-    every file as it was."""
+    every file as it was. A file's content is bytes, or chunks of bytes written as they come
+    (a large file streamed, never held whole)."""
     temps: list[Path] = []
     try:
         for path, data in files.items():
@@ -62,7 +65,8 @@ def atomic_write_all(files: Mapping[Path, bytes], *, temp_suffix: str = ".tmp", 
             temps.append(temp)
             fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             try:
-                write_all(fd, data)
+                for chunk in [data] if isinstance(data, (bytes, bytearray, memoryview)) else data:
+                    write_all(fd, chunk)
                 os.fsync(fd)
             finally:
                 os.close(fd)

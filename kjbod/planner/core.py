@@ -66,6 +66,14 @@ class Plan:
     byte_target: np.ndarray | None = None
     leader_holders: np.ndarray | None = None  # brokers the preferred leaders are spread over (balance)
     leaders_reordered_only: int = 0  # partitions reordered for leadership that nothing else changes
+    # The rest of what the planner decided with, as it decided it, for `--explain` (explain.py).
+    count_low: np.ndarray | None = None  # per broker: the bottom of its replica count band
+    receivable: np.ndarray | None = None  # per broker: it may receive replicas
+    excluded: np.ndarray | None = None  # per replica: an excluded topic or broker (never moves)
+    offline: np.ndarray | None = None  # per replica: in an offline directory (see _Setup.offline)
+    broker_has_offline_dir: np.ndarray | None = None  # per broker: moves none of its replicas between directories
+    racks_available: int = 0  # racks the rack rule counts (see _Setup.racks_available)
+    budget_exhausted: bool = False  # --max-moves or --max-bytes stopped the plan
 
     @property
     def inter_moved(self) -> np.ndarray:
@@ -362,6 +370,8 @@ def plan(t: ClusterTables, request: PlanRequest, engine: Engine, progress: Calla
     targets = _targets(t, setup, request, placement)
     result.movable, result.holders, result.count_high, result.byte_target = setup.movable, targets.holders, targets.high, targets.bytes
     result.count_target = targets.count
+    result.count_low, result.receivable, result.excluded = targets.low, setup.receivable, setup.excluded
+    result.offline, result.broker_has_offline_dir, result.racks_available = setup.offline, setup.broker_has_offline_dir, setup.racks_available
     result.forced = setup.forced.copy()
     result.open_dirs = setup.open_dirs
     result.draining_dirs = setup.draining_dirs
@@ -391,6 +401,7 @@ def plan(t: ClusterTables, request: PlanRequest, engine: Engine, progress: Calla
             "(--goal fix-offline moves those replicas to other brokers)"
         )
     _explain_rack_violations(t, request, setup, result)
+    result.budget_exhausted = budget.exhausted
     return result
 
 

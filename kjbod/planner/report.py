@@ -4,7 +4,7 @@ that had to move. Also the plan itself as Kafka's reassignment JSON."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -12,6 +12,9 @@ from kjbod.common.json_text import camel_json
 from kjbod.planner.core import BYTE_TOLERANCE as BYTE_BAND
 from kjbod.planner.core import Goal, Plan, rack_violations
 from kjbod.planner.tables import ClusterTables
+
+if TYPE_CHECKING:
+    from kjbod.planner.explain import Explanation
 
 
 @dataclass(frozen=True)
@@ -268,6 +271,9 @@ class PlanReport:
     # The plan as Kafka's reassignment JSON, and as ordered waves when asked for.
     reassignment: dict[str, Any]
     waves: Waves | None = None
+    # Why each replica moves, and the goals not reached (`--explain`), and the file it went to.
+    explanation: Explanation | None = None
+    explanation_file: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The report's JSON document (the plan itself is not in it)."""
@@ -300,6 +306,8 @@ class PlanReport:
         }
         if self.waves is not None:
             data["waves"] = self.waves.to_json()
+        if self.explanation is not None:
+            data["explanation"] = {"file": self.explanation_file, **self.explanation.summary_json()}
         return data
 
     def with_waves(self, plan: Plan, *, per_broker: int | None, size: int | None) -> PlanReport:
@@ -330,7 +338,8 @@ class PlanReport:
         return replace(self, waves=replace(self.waves, files=tuple(files)))
 
 
-def report(plan: Plan, seconds: float, engine: str, engine_reason: str = "") -> PlanReport:
+def report(plan: Plan, seconds: float, engine: str, engine_reason: str = "", *, explain: bool = False) -> PlanReport:
+    """The report of `plan`; with `explain`, also why each replica moves (explain.py)."""
     t = plan.tables
     size = t.rep_size
     before = balance_of(t, t.rep_broker, t.rep_dir, t.rep_pos.astype(np.int64), plan)
@@ -380,7 +389,14 @@ def report(plan: Plan, seconds: float, engine: str, engine_reason: str = "") -> 
             Unsatisfiable(t.topics[t.part_topic[p]], int(t.part_id[p]), reason) for p, reason in sorted(plan.unsatisfiable.items())
         ),
         reassignment=reassignment_json(plan),
+        explanation=_explain(plan, before, after) if explain else None,
     )
+
+
+def _explain(plan: Plan, before: Balance, after: Balance) -> Explanation:
+    from kjbod.planner.explain import explain
+
+    return explain(plan, before, after)
 
 
 def _shares(targets: np.ndarray, brokers: np.ndarray) -> np.ndarray:

@@ -162,9 +162,11 @@ def run_planner(
     engine: PlannerEngine,
     *,
     waves: WaveLimits | None = None,
+    explain: bool = False,
     progress: Progress = ignore,
 ) -> PlanReport:
-    """Plan `request` against the image on `engine`, and with `waves` split the plan into waves."""
+    """Plan `request` against the image on `engine`, and with `waves` split the plan into waves;
+    with `explain` the report says why each replica moves (explain.py)."""
     started = time.perf_counter()
     progress("Reading the cluster state into tables")
     tables = build_tables(image)
@@ -174,7 +176,9 @@ def run_planner(
     finally:
         runner.close()
     progress("Writing the report")
-    plan_report = report(result, time.perf_counter() - started, label, reason)
+    if explain:
+        progress("Explaining the moves")
+    plan_report = report(result, time.perf_counter() - started, label, reason, explain=explain)
     if waves is not None:
         progress("Splitting the plan into waves")
         plan_report = plan_report.with_waves(result, per_broker=waves.per_broker, size=waves.wave_size)

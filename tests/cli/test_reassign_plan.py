@@ -405,3 +405,83 @@ def test_waves_need_a_file_name_not_stdout(cli: Cli, state: Path) -> None:
     assert (result.exit_code, result.stdout, result.stderr) == (
         1, "", "Waves are written to files beside --output-file (F.wave-001.json, ...): give a file name, not -\n"
     )
+
+
+def test_explain_writes_a_line_per_moved_replica_and_sums_them_up(cli: Cli, state: Path, tmp_path: Path) -> None:
+    plan_file, why = tmp_path / "plan.json", tmp_path / "why.jsonl"
+    plain = cli("reassign", "plan", "--goal", "balance", "--output-file", str(tmp_path / "plain.json"), state=state)
+    result = cli("reassign", "plan", "--goal", "balance", "--output-file", str(plan_file), "--explain", str(why), state=state)
+    assert result.exit_code == 0, result.stderr
+    # The same report, with the summary before its last line.
+    summary = (
+        "\n"
+        f"Wrote why each of the 21 moved replica(s) moves to {why} (JSON lines).\n"
+        "Why they move: 18 replica counts, 3 directory usage bands.\n"
+        "Every goal of the plan is reached.\n"
+    )
+    last = "Per-broker and per-directory figures: --output json.\n"
+    assert result.stdout == plain.stdout.replace(str(tmp_path / "plain.json"), str(plan_file)).replace(last, summary + last)
+    assert plan_file.read_text() == (tmp_path / "plain.json").read_text()  # --explain changes nothing in the plan
+    lines = [json.loads(line) for line in why.read_text().splitlines()]
+    assert len(lines) == 21
+    # By hand (see test_balance_report_and_plan_file): brokers 1-3 each give 6 replicas to 4-6
+    # (from 12 to their target of 6), then move an orders replica from d1 (38.7% used) to d2.
+    assert lines[0] == {
+        "topic": "events",
+        "partition": 1,
+        "bytes": 6 * GIB,
+        "from": {"broker": 3, "dir": "/data/b3/d1"},
+        "to": {"broker": 6, "dir": "/data/b6/d2"},
+        "goal": {"kind": "replica-count", "broker": 3, "measure": "replicas", "before": 12, "after": 6, "target": 6, "band": [6, 6]},
+        "broker": {"why": "under-replica-target", "replicas": [0, 6, 6], "bytes": [0, 198 * GIB, 198 * GIB]},
+        "dir": {"why": "least-used-with-room", "usagePercent": [0, 7.62]},
+    }
+    within = [line for line in lines if line["broker"] is None]
+    assert [(line["from"]["broker"], line["goal"]["kind"], line["goal"]["before"], line["goal"]["after"], line["goal"]["band"]) for line in within] == [
+        (b, "directory-band", 38.67, 13.48, [4.67, 14.67]) for b in (1, 2, 3)
+    ]
+    as_json = json.loads(
+        cli("-o", "json", "reassign", "plan", "--goal", "balance", "--output-file", str(plan_file), "--explain", str(why), "--overwrite", state=state).stdout
+    )
+    assert {k: v for k, v in as_json["explanation"].items() if k != "seconds"} == {
+        "file": str(why),
+        "moves": 21,
+        "movesByGoal": {"replica-count": 18, "directory-band": 3},
+        "unreached": 0,
+        "unreachedByGoal": {},
+    }
+
+
+def test_explain_with_the_plan_on_stdout(cli: Cli, state: Path, tmp_path: Path) -> None:
+    why = tmp_path / "why.jsonl"
+    piped = cli("reassign", "plan", "--goal", "remove-brokers", "--broker-list", "4", "--output-file", "-", "--explain", str(why), state=state)
+    assert piped.exit_code == 0, piped.stderr
+    assert json.loads(piped.stdout)["version"] == 1
+    assert f"Wrote why each of the 0 moved replica(s) moves to {why} (JSON lines).\nWhy they move: nothing moves.\n" in piped.stderr
+    assert why.read_text() == ""  # broker 4 holds nothing: nothing moves, nothing is out of reach
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--explain", "-"], "--explain writes JSON lines to a file: give a file name, not -"),
+        (["--explain", "{plan}"], "--explain {plan} is also --output-file: give it another file name"),
+        (["--explain", "{tmp}/nowhere/why.jsonl"], "The directory of --explain {tmp}/nowhere/why.jsonl does not exist; create it first"),
+        (["--explain", "{tmp}"], "{tmp} already exists; choose another --explain or pass --overwrite to replace it"),
+        (["--explain", "{tmp}", "--overwrite"], "--explain {tmp} is a directory; give a file name"),
+    ],
+)
+def test_explain_mistakes_get_one_line_before_planning(cli: Cli, state: Path, tmp_path: Path, args: list[str], message: str) -> None:
+    plan_file = tmp_path / "plan.json"
+    args = [arg.format(plan=plan_file, tmp=tmp_path) for arg in args]
+    result = cli("reassign", "plan", "--goal", "balance", "--output-file", str(plan_file), *args, state=state)
+    assert (result.exit_code, result.stderr, result.stdout) == (1, message.format(plan=plan_file, tmp=tmp_path) + "\n", "")
+    assert not plan_file.exists()
+
+
+def test_an_existing_explain_file_is_kept_and_so_is_the_plan(cli: Cli, state: Path, tmp_path: Path) -> None:
+    plan_file, why = tmp_path / "plan.json", tmp_path / "why.jsonl"
+    why.write_text("my notes")
+    result = cli("reassign", "plan", "--goal", "balance", "--output-file", str(plan_file), "--explain", str(why), state=state)
+    assert (result.exit_code, result.stderr) == (1, f"{why} already exists; choose another --explain or pass --overwrite to replace it\n")
+    assert why.read_text() == "my notes" and not plan_file.exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,3 +37,16 @@ def test_a_failed_write_leaves_every_file_as_it_was_and_no_temporary_file(tmp_pa
     with pytest.raises(OSError, match="No space left"):
         atomic_write_all({tmp_path / "plan.json": b"new", tmp_path / "plan.wave-001.json": b"w1"}, temp_suffix=".kjbod-tmp", remove=[stale])
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == {"plan.json": b"old", "plan.wave-002.json": b"old wave"}
+
+
+def test_a_file_can_be_streamed_in_chunks_and_a_failing_stream_leaves_nothing(tmp_path: Path) -> None:
+    atomic_write_all({tmp_path / "why.jsonl": (f"{i}\n".encode() for i in range(3)), tmp_path / "plan.json": b"p"})
+    assert (tmp_path / "why.jsonl").read_bytes() == b"0\n1\n2\n"
+
+    def failing() -> Iterator[bytes]:
+        yield b"first\n"
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left"):
+        atomic_write_all({tmp_path / "plan.json": b"new", tmp_path / "why.jsonl": failing()}, temp_suffix=".kjbod-tmp")
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == {"plan.json": b"p", "why.jsonl": b"0\n1\n2\n"}

@@ -53,6 +53,8 @@ def test_the_demo_tells_the_whole_story() -> None:
         "14 copies completed.",
         # the Spark planner, the check, the throttled execution, the clock, the verification
         "with the spark (local[*]) engine.",
+        "moved replica(s) moves to why.jsonl (JSON lines).",
+        "Why they move: ",
         "Plan check PASSED",
         "The inter-broker throttle limit was set to 50000000 B/s",
         "reassignments completed.",

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,10 +41,17 @@ class ReassignPlanRequest:
     overwrite: bool = False
     engine: EngineOptions = field(default_factory=EngineOptions)
     waves: WaveLimits | None = None
+    # Where `--explain` writes why each replica moves (JSON lines); None: not asked.
+    explain_file: Path | None = None
 
     def __post_init__(self) -> None:
         if self.to_stdout and self.waves is not None:
             raise UserError("Waves are written to files beside --output-file (F.wave-001.json, ...): give a file name, not -")
+        if self.explain_file is not None:
+            if self.explain_file == STDOUT:
+                raise UserError("--explain writes JSON lines to a file: give a file name, not -")
+            if self.explain_file == self.output_file:
+                raise UserError(f"--explain {self.explain_file} is also --output-file: give it another file name")
 
     @property
     def to_stdout(self) -> bool:
@@ -71,6 +78,7 @@ class ReassignPlanRequest:
         wave_size: int | None = None,
         output_file: Path = STDOUT,
         overwrite: bool = False,
+        explain_file: Path | None = None,
     ) -> ReassignPlanRequest:
         """The request from the command line's values, each read and checked in turn (the first
         problem is the one reported): options given to a goal they do not apply to, or missing
@@ -103,7 +111,7 @@ class ReassignPlanRequest:
         waves = None
         if max_concurrent_moves_per_broker is not None or wave_size is not None:
             waves = WaveLimits(per_broker=max_concurrent_moves_per_broker, size=wave_size)
-        return cls(request, output_file, overwrite, engine_options, waves)
+        return cls(request, output_file, overwrite, engine_options, waves, explain_file)
 
 
 def _broker_list(text: str | None, option: str) -> tuple[int, ...]:
@@ -146,30 +154,49 @@ def plan_reassignment(
     for the planning itself."""
     if not request.to_stdout:
         check_output_file(request.output_file, request.overwrite, waves=request.waves is not None)
+    if request.explain_file is not None:
+        check_output_file(request.explain_file, request.overwrite, option="--explain")
     with PlannerEngine(request.engine) as engine:
         engine.warm_up(state_bytes)
         image = read_image()
         with planning() as progress:
-            report = run_planner(image, request.plan, engine, waves=request.waves, progress=progress)
-            if request.to_stdout:
-                return ReassignPlanResult(report, str(STDOUT))
+            explain = request.explain_file is not None
+            report = run_planner(image, request.plan, engine, waves=request.waves, explain=explain, progress=progress)
+            if explain:
+                progress("Writing why each replica moves")
             return ReassignPlanResult(_write(request, report), str(request.output_file))
 
 
 def _write(request: ReassignPlanRequest, report: PlanReport) -> PlanReport:
-    """Write the plan (and its waves): the report, naming the wave files."""
+    """Write the plan (and its waves, and the explanation; each file whole or not at all, and
+    none of them unless all are): the report, naming the wave files. A plan for stdout is
+    printed by the caller."""
     output_file = request.output_file
-    files = {output_file: orjson.dumps(report.reassignment) + b"\n"}
+    files: dict[Path, bytes | Iterable[bytes]] = {}
+    if not request.to_stdout:
+        files[output_file] = orjson.dumps(report.reassignment) + b"\n"
+    if report.explanation is not None and request.explain_file is not None:
+        files[request.explain_file] = report.explanation.chunks()  # streamed as it is made
+        report = replace(report, explanation_file=str(request.explain_file))
     if report.waves is not None:
         count = report.waves.count
         paths = [wave_path(output_file, number, count) for number in range(1, count + 1)]
         files.update({path: orjson.dumps(wave) + b"\n" for path, wave in zip(paths, report.waves.reassignments)})
         report = report.with_wave_files([str(path) for path in paths])
     stale = [p for p in existing_waves(output_file) if p not in files] if request.waves is not None else []  # earlier waves beyond the new ones
+    if not files:
+        return report
     try:
         atomic_write_all(files, temp_suffix=".kjbod-tmp", remove=stale)
     except OSError as exc:
-        raise UserError(f"Cannot write --output-file {output_file}{' and its waves' if len(files) > 1 else ''}: {exc.strerror or exc}") from None
+        named = " and ".join(
+            part for part in (
+                f"--output-file {output_file}" if not request.to_stdout else "",
+                "its waves" if report.waves is not None else "",
+                f"--explain {request.explain_file}" if request.explain_file is not None else "",
+            ) if part
+        )
+        raise UserError(f"Cannot write {named}: {exc.strerror or exc}") from None
     return report
 
 
@@ -191,10 +218,10 @@ def existing_waves(output_file: Path) -> list[Path]:
         return []
 
 
-def check_output_file(path: Path, overwrite: bool, *, waves: bool = False) -> None:
-    """Fail before planning, not after, when the plan could not be written."""
+def check_output_file(path: Path, overwrite: bool, *, waves: bool = False, option: str = "--output-file") -> None:
+    """Fail before planning, not after, when the plan (or the file of `option`) could not be written."""
     if path.exists() and not overwrite:
-        raise UserError(f"{path} already exists; choose another --output-file or pass --overwrite to replace it")
+        raise UserError(f"{path} already exists; choose another {option} or pass --overwrite to replace it")
     if waves and not overwrite:
         earlier = existing_waves(path)
         if earlier:
@@ -202,12 +229,12 @@ def check_output_file(path: Path, overwrite: bool, *, waves: bool = False) -> No
                 f"{earlier[0]} already exists (waves of an earlier plan); choose another --output-file or pass --overwrite to replace them"
             )
     if path.is_dir():
-        raise UserError(f"--output-file {path} is a directory; give a file name")
+        raise UserError(f"{option} {path} is a directory; give a file name")
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
-        raise UserError(f"The directory of --output-file {path} does not exist; create it first")
+        raise UserError(f"The directory of {option} {path} does not exist; create it first")
     if not os.access(parent, os.W_OK):
-        raise UserError(f"Cannot write --output-file {path}: its directory is not writable")
+        raise UserError(f"Cannot write {option} {path}: its directory is not writable")
 
 
 # The result, for people and scripts ------------------------------------------------------------
@@ -290,6 +317,10 @@ class ReassignPlanResult:
             lines += ["", "Log directory usage is unknown: no disk capacities (`broker register --capacity`, or capacity_bytes on import)."]
         else:
             lines += ["", *usage_chart(list(report.usage_histogram_before), list(report.usage_histogram_after))]
+        explanation = report.explanation
+        if explanation is not None:
+            lines += ["", f"Wrote why each of the {explanation.moves} moved replica(s) moves to {report.explanation_file} (JSON lines)."]
+            lines += explanation.summary_lines()
         for note in report.notes:
             lines.append(f"Note: {note}")
         unsatisfiable = report.unsatisfiable
