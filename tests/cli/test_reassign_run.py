@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Cli
+from tests.tools.reassign import interrupting
 from tests.tools.reassign.fake_kafka import FakeKafka
 
 WAVE_1 = [
@@ -37,11 +38,7 @@ def new_cluster(work: Path, **options: object) -> FakeKafka:
 
 
 def write_plan(work: Path, waves: list[list[dict]] = [WAVE_1, WAVE_2]) -> Path:  # noqa: B006 - never mutated
-    plan = work / "plan.json"
-    plan.write_text(json.dumps({"version": 1, "partitions": [entry for wave in waves for entry in wave]}) + "\n")
-    for number, wave in enumerate(waves, start=1):
-        (work / f"plan.wave-{number:03d}.json").write_text(json.dumps({"version": 1, "partitions": wave}) + "\n")
-    return plan
+    return interrupting.write_plan(work, waves)
 
 
 @pytest.fixture

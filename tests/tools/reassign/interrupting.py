@@ -70,7 +70,8 @@ def _cluster(work: Path) -> tuple[FakeKafka, list[list[dict]]]:
     return kafka, [entries[i:i + 2] for i in range(0, len(entries), 2)]
 
 
-def _write_plan(work: Path, waves: list[list[dict]]) -> Path:
+def write_plan(work: Path, waves: list[list[dict]]) -> Path:
+    """`work`/plan.json and its waves plan.wave-001.json, ... as `reassign plan` writes them."""
     plan = work / "plan.json"
     plan.write_text(json.dumps({"version": 1, "partitions": [e for wave in waves for e in wave]}) + "\n")
     for number, wave in enumerate(waves, start=1):
@@ -78,7 +79,7 @@ def _write_plan(work: Path, waves: list[list[dict]]) -> Path:
     return plan
 
 
-def _states(plan: Path) -> str:
+def journal_states(plan: Path) -> str:
     journal = plan.with_name("plan.journal.json")
     if not journal.exists():
         return "no journal"
@@ -95,7 +96,7 @@ def run(work: Path, *, rounds: int, seed: int, interruptions_per_round: tuple[in
         directory = work / f"round-{number:03d}"
         directory.mkdir(parents=True)
         kafka, waves = _cluster(directory)
-        plan = _write_plan(directory, waves)
+        plan = write_plan(directory, waves)
         command = [sys.executable, "-m", "kjbod", "reassign", "run", "--reassignment-json-file", str(plan), "--bootstrap-server", "b1:9092",
                    "--kafka-bin", str(directory / "bin"), "--throttle", "1MB", "--replica-alter-log-dirs-throttle", "1MB",
                    "--poll-interval", str(POLL_SECONDS)]
@@ -119,8 +120,8 @@ def run(work: Path, *, rounds: int, seed: int, interruptions_per_round: tuple[in
                     process.send_signal(chosen)
                     _, err = process.communicate(timeout=120)
                     report.signals.append(chosen.name)
-                    report.journal_states.append(_states(plan))
-                    log(f"round {number}: {chosen.name} after {after:.2f}s, exit {process.returncode}, journal {_states(plan)}")
+                    report.journal_states.append(journal_states(plan))
+                    log(f"round {number}: {chosen.name} after {after:.2f}s, exit {process.returncode}, journal {journal_states(plan)}")
                     if chosen is signal.SIGINT and process.returncode not in (1, 130, -signal.SIGINT):
                         report.failures.append(f"round {number}: SIGINT ended the run with {process.returncode}: {err[-500:]}")
                     continue

@@ -17,7 +17,7 @@ def test_an_interrupted_run_resumes_and_executes_every_wave_once(tmp_path: Path)
 def test_the_check_finds_a_wave_executed_twice(tmp_path: Path) -> None:
     """The harness can fail: a wave whose --execute Kafka's tool saw twice is reported."""
     kafka, waves = interrupting._cluster(tmp_path)
-    plan = interrupting._write_plan(tmp_path, waves)
+    plan = interrupting.write_plan(tmp_path, waves)
     wave = str(plan.with_name("plan.wave-001.json"))
     kafka.calls = [["kafka-reassign-partitions", "--reassignment-json-file", wave, "--execute"]] * 2
     failures = interrupting.check(kafka, plan, waves, 0)
