@@ -122,7 +122,9 @@ def run(work: Path, *, rounds: int, seed: int, interruptions_per_round: tuple[in
                     report.signals.append(chosen.name)
                     report.journal_states.append(journal_states(plan))
                     log(f"round {number}: {chosen.name} after {after:.2f}s, exit {process.returncode}, journal {journal_states(plan)}")
-                    if chosen is signal.SIGINT and process.returncode not in (1, 130, -signal.SIGINT):
+                    # 1: stopped at a safe point; 130 or -SIGINT: before kjbod set its handler (Python's
+                    # start-up); 0: after its last wave had completed.
+                    if chosen is signal.SIGINT and process.returncode not in (0, 1, 130, -signal.SIGINT):
                         report.failures.append(f"round {number}: SIGINT ended the run with {process.returncode}: {err[-500:]}")
                     continue
             out, err = process.communicate(timeout=300)
