@@ -87,12 +87,15 @@ def journal_states(plan: Path) -> str:
 
 
 def run(work: Path, *, rounds: int, seed: int, interruptions_per_round: tuple[int, int] = (1, 3), signals: tuple[str, ...] = (),
-        log=lambda line: None) -> Report:  # noqa: ANN001 - a print-like callable
-    """`rounds` rounds; each signal drawn at random, or taken in turn from `signals` when given."""
+        at_least: int = 0, log=lambda line: None) -> Report:  # noqa: ANN001 - a print-like callable
+    """`rounds` rounds (more while fewer than `at_least` signals were sent); each signal drawn at
+    random, or taken in turn from `signals` when given."""
     rng = random.Random(seed)
     report = Report()
     started = time.monotonic()
-    for number in range(rounds):
+    number = -1
+    while number + 1 < rounds or report.interruptions < at_least:
+        number += 1
         directory = work / f"round-{number:03d}"
         directory.mkdir(parents=True)
         kafka, waves = _cluster(directory)
