@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import json
 import random
-import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.tools.reassign.interrupting import journal_states, write_plan
+from tests.tools.reassign.interrupting import interrupted_and_resumed, pick_signal, write_plan
 from tests.kafka.moving import THROTTLE, Placement, Scene, kafka_bin, placement, throttles_left
 
 PARTITIONS = ("orders-0", "orders-1", "orders-2", "clicks-0")
@@ -110,38 +108,17 @@ def run(scene: Scene, work: Path, *, rounds: int, seed: int, interruptions_per_r
         command = [sys.executable, "-m", "kjbod", "reassign", "run", "--reassignment-json-file", str(plan), "--bootstrap-server",
                    cluster.bootstrap_servers, "--kafka-bin", str(bin_dir), "--throttle", str(THROTTLE),
                    "--replica-alter-log-dirs-throttle", str(THROTTLE), "--poll-interval", "1"]
-        planned_interruptions = rng.randint(*interruptions_per_round)
-        done = False
-        for attempt in range(planned_interruptions + 1):
-            report.starts += 1
-            process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            if attempt < planned_interruptions:
-                after = rng.uniform(*delay)
-                try:
-                    process.communicate(timeout=after)
-                except subprocess.TimeoutExpired:
-                    if signals:
-                        chosen = signal.Signals[signals[report.interruptions % len(signals)]]
-                    else:
-                        chosen = rng.choice((signal.SIGINT, signal.SIGKILL))
-                    process.send_signal(chosen)
-                    _, err = process.communicate(timeout=300)
-                    report.interruptions += 1
-                    report.signals.append(chosen.name)
-                    event = Interruption(number, chosen.name, after, process.returncode, journal_states(plan))
-                    report.events.append(event)
-                    log(f"round {number}: {chosen.name} after {after:.1f}s, exit {process.returncode}, journal {event.journal}")
-                    if chosen is signal.SIGINT and process.returncode not in (0, 1, 130, -signal.SIGINT):
-                        report.failures.append(f"round {number}: SIGINT ended the run with {process.returncode}: {err[-500:]}")
-                    continue
-            else:
-                out, err = process.communicate(timeout=900)
-            if process.returncode != 0:
-                report.failures.append(f"round {number}: exit {process.returncode}: {err[-1500:]}")
-                break
-            done = True
-            break
-        if done:
+        planned = rng.randint(*interruptions_per_round)
+        starts, sent, failures = interrupted_and_resumed(
+            command, plan, interruptions=planned, rng=rng, delay=delay, pick=lambda k: pick_signal(rng, signals, report.interruptions + k),
+            log=lambda line, number=number: log(f"round {number}: {line}"),
+        )
+        report.starts += starts
+        report.interruptions += len(sent)
+        report.signals += [event.signal for event in sent]
+        report.events += [Interruption(number, event.signal, event.after, event.exit_code, event.journal) for event in sent]
+        report.failures += [f"round {number}: {failure}" for failure in failures]
+        if not failures:
             report.failures += _check(scene, plan, waves, invocations, number)
         report.rounds += 1
         number += 1

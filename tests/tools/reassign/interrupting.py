@@ -104,39 +104,68 @@ def run(work: Path, *, rounds: int, seed: int, interruptions_per_round: tuple[in
                    "--kafka-bin", str(directory / "bin"), "--throttle", "1MB", "--replica-alter-log-dirs-throttle", "1MB",
                    "--poll-interval", str(POLL_SECONDS)]
         planned = rng.randint(*interruptions_per_round)
-        for attempt in range(planned + 1):
-            report.starts += 1
-            process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            if attempt < planned:
-                after = rng.uniform(*DELAY)
-                try:
-                    process.communicate(timeout=after)
-                    if process.returncode != 0:
-                        report.failures.append(f"round {number}: exit {process.returncode} before its signal")
-                        break
-                    continue  # it finished first: the next start finds nothing to do
-                except subprocess.TimeoutExpired:
-                    if signals:
-                        chosen = signal.Signals[signals[report.interruptions % len(signals)]]
-                    else:
-                        chosen = rng.choice((signal.SIGINT, signal.SIGKILL))
-                    process.send_signal(chosen)
-                    _, err = process.communicate(timeout=120)
-                    report.signals.append(chosen.name)
-                    report.journal_states.append(journal_states(plan))
-                    log(f"round {number}: {chosen.name} after {after:.2f}s, exit {process.returncode}, journal {journal_states(plan)}")
-                    # 1: stopped at a safe point; 130 or -SIGINT: before kjbod set its handler (Python's
-                    # start-up); 0: after its last wave had completed.
-                    if chosen is signal.SIGINT and process.returncode not in (0, 1, 130, -signal.SIGINT):
-                        report.failures.append(f"round {number}: SIGINT ended the run with {process.returncode}: {err[-500:]}")
-                    continue
-            out, err = process.communicate(timeout=300)
-            if process.returncode != 0:
-                report.failures.append(f"round {number}: the last start exited {process.returncode}: {err[-1500:]}")
+        starts, sent, failures = interrupted_and_resumed(
+            command, plan, interruptions=planned, rng=rng, delay=DELAY, pick=lambda k: pick_signal(rng, signals, report.interruptions + k),
+            log=lambda line, number=number: log(f"round {number}: {line}"),
+        )
+        report.starts += starts
+        report.signals += [event.signal for event in sent]
+        report.journal_states += [event.journal for event in sent]
+        report.failures += [f"round {number}: {failure}" for failure in failures]
         report.failures += check(FakeKafka.load(kafka.path), plan, waves, number)
         report.rounds += 1
     report.seconds = time.monotonic() - started
     return report
+
+
+@dataclass(frozen=True)
+class Signalled:
+    signal: str
+    after: float  # seconds after its start
+    exit_code: int
+    journal: str  # the wave states the journal then held, e.g. "completed,executed,pending"
+
+
+def pick_signal(rng: random.Random, signals: tuple[str, ...], sent: int) -> signal.Signals:
+    """The next signal: taken in turn from `signals` when given, else SIGINT or SIGKILL at random."""
+    if signals:
+        return signal.Signals[signals[sent % len(signals)]]
+    return rng.choice((signal.SIGINT, signal.SIGKILL))
+
+
+def interrupted_and_resumed(
+    command: list[str], plan: Path, *, interruptions: int, rng: random.Random, delay: tuple[float, float],
+    pick, log=lambda line: None, timeout: float = 900,  # noqa: ANN001 - callables
+) -> tuple[int, list[Signalled], list[str]]:
+    """Start `command` (a `kjbod reassign run` of `plan`) as an operator would, send it `pick(k)`
+    (k: the signals sent so far here) after a random `delay`, start it again, `interruptions` times; the last start runs to its end.
+    Returns how many starts, the signals sent and what went wrong."""
+    starts, sent, failures = 0, [], []
+    for attempt in range(interruptions + 1):
+        starts += 1
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if attempt < interruptions:
+            after = rng.uniform(*delay)
+            try:
+                process.communicate(timeout=after)
+                if process.returncode != 0:
+                    return starts, sent, [f"exit {process.returncode} before its signal"]
+                continue  # it finished first: the next start finds nothing to do
+            except subprocess.TimeoutExpired:
+                chosen = pick(len(sent))
+                process.send_signal(chosen)
+                _, err = process.communicate(timeout=timeout)
+                sent.append(Signalled(chosen.name, after, process.returncode, journal_states(plan)))
+                log(f"{chosen.name} after {after:.2f}s, exit {process.returncode}, journal {sent[-1].journal}")
+                # 1: stopped at a safe point; 130 or -SIGINT: before kjbod set its handler (Python's
+                # start-up); 0: after its last wave had completed.
+                if chosen is signal.SIGINT and process.returncode not in (0, 1, 130, -signal.SIGINT):
+                    failures.append(f"SIGINT ended the run with {process.returncode}: {err[-500:]}")
+                continue
+        _, err = process.communicate(timeout=timeout)
+        if process.returncode != 0:
+            failures.append(f"the last start exited {process.returncode}: {err[-1500:]}")
+    return starts, sent, failures
 
 
 def check(kafka: FakeKafka, plan: Path, waves: list[list[dict]], number: int) -> list[str]:
