@@ -42,6 +42,7 @@ from tests.kafka import interruptions
 from tests.kafka.conftest import KjbodResult, kjbod
 from tests.kafka.moving import (
     SCENE_TOPICS,
+    SCENE_VERSION,
     THROTTLE,
     Digest,
     MinIsrSampler,
@@ -121,6 +122,19 @@ def _steps(scene: Scene) -> list[Step]:
         Step("rebalance-disks", ("--goal", "rebalance-disks"), "runbook"),
         Step("remove-brokers", ("--goal", "remove-brokers", "--broker-list", "2"), "reassign run"),
     ]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _kjbod_speaks_the_scene_release() -> Any:
+    """kjbod mirrors the scene's Kafka (KJBOD_KAFKA_VERSION, as its operator sets it), whichever
+    release the other modules' session fixture left set."""
+    before = os.environ.get("KJBOD_KAFKA_VERSION")
+    os.environ["KJBOD_KAFKA_VERSION"] = SCENE_VERSION
+    yield
+    if before is None:
+        os.environ.pop("KJBOD_KAFKA_VERSION", None)
+    else:
+        os.environ["KJBOD_KAFKA_VERSION"] = before
 
 
 @pytest.fixture(scope="module")
