@@ -263,7 +263,7 @@ def _journal_figures(work: Path) -> dict:
 
 # The proof ------------------------------------------------------------------------------------------
 
-STEP_NAMES = ("add-brokers", "drain-dirs", "rebalance-disks", "remove-brokers")
+STEP_NAMES = ("add-brokers", "drain-dirs", "rebalance-disks", "remove-brokers") if FULL else ("add-brokers",)
 
 
 def _step(moved: Moved, name: str) -> Step:
