@@ -12,12 +12,12 @@ from typing import Annotated, Optional
 import typer
 
 from kjbod.cli import completion
-from kjbod.cli import reassign_check, reassign_plan
+from kjbod.cli import reassign_check, reassign_plan, reassign_run
 from kjbod.cli.context import AppContext, app_context
 from kjbod.cli.render import Lines, emit, verbatim
 
 app = typer.Typer(
-    help="Partition reassignment, as kafka-reassign-partitions: generate, execute, verify, cancel, list (and plan, check).\n\n"
+    help="Partition reassignment, as kafka-reassign-partitions: generate, execute, verify, cancel, list (and plan, check, run).\n\n"
     "Example: kjbod reassign plan --goal balance --output-file plan.json",
     no_args_is_help=True,
 )
@@ -43,6 +43,7 @@ def register(root: typer.Typer) -> None:
     # The planner and the CI gate live in their own modules and add their commands here.
     reassign_plan.add_commands(app)
     reassign_check.add_commands(app)
+    reassign_run.add_commands(app)
     root.add_typer(app, name="reassign")
 
 

@@ -100,6 +100,7 @@ class KafkaCluster:
     die_with_parent: bool = True
     brokers_count: int = len(BROKER_IDS)
     nodes: list[Node] = field(default_factory=list)
+    common_config: dict[str, object] = field(default_factory=dict)
 
     # -- layout --------------------------------------------------------------------------------
 
@@ -128,26 +129,47 @@ class KafkaCluster:
             **self.controller_overrides,
         }
         self.nodes = [Node(CONTROLLER_ID, "controller", home, controller_port, [meta], write_properties(home / "server.properties", controller))]
+        self.common_config = common
         for broker_id, port in zip(broker_ids, broker_ports):
-            home = self.home / f"broker-{broker_id}"
-            dirs = [home / f"d{index}" for index in range(1, LOG_DIRS_PER_BROKER + 1)]
-            broker = {
-                "process.roles": "broker",
-                "node.id": broker_id,
-                "broker.rack": f"r{broker_id}",
-                "listeners": f"PLAINTEXT://127.0.0.1:{port}",
-                "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
-                "inter.broker.listener.name": "PLAINTEXT",
-                "log.dirs": ",".join(map(str, dirs)),
-                "num.partitions": 1,
-                "num.replica.fetchers": 1,
-                "num.recovery.threads.per.data.dir": 1,
-                "log.cleaner.threads": 1,
-                "group.initial.rebalance.delay.ms": 0,
-                **common,
-                **self.broker_overrides,
-            }
-            self.nodes.append(Node(broker_id, "broker", home, port, dirs, write_properties(home / "server.properties", broker)))
+            self.nodes.append(self._broker_node(broker_id, port))
+
+    def _broker_node(self, broker_id: int, port: int) -> Node:
+        """A JBOD broker's node and server.properties (three log directories, rack r<id>)."""
+        home = self.home / f"broker-{broker_id}"
+        dirs = [home / f"d{index}" for index in range(1, LOG_DIRS_PER_BROKER + 1)]
+        broker = {
+            "process.roles": "broker",
+            "node.id": broker_id,
+            "broker.rack": f"r{broker_id}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "log.dirs": ",".join(map(str, dirs)),
+            "num.partitions": 1,
+            "num.replica.fetchers": 1,
+            "num.recovery.threads.per.data.dir": 1,
+            "log.cleaner.threads": 1,
+            "group.initial.rebalance.delay.ms": 0,
+            **self.common_config,
+            **self.broker_overrides,
+        }
+        return Node(broker_id, "broker", home, port, dirs, write_properties(home / "server.properties", broker))
+
+    def add_broker(self, broker_id: int, *extra_format_args: str, timeout: float = 180) -> Node:
+        """A new broker joins the running cluster: configured like the others, formatted by
+        `kafka-storage format` with the cluster's id, started; returns once it is registered
+        and unfenced. A failed start stops it before the error propagates."""
+        node = self._broker_node(broker_id, free_ports(1)[0])
+        self.tool("kafka-storage", "format", "-t", self.cluster_id, "-c", node.config, *extra_format_args).check()
+        self.nodes.append(node)
+        self._launch(node)
+        try:
+            self.wait_started(timeout)
+        except BaseException:
+            stop_processes([node.process.pid] if node.process else [], 30)
+            raise
+        self._save()
+        return node
 
     @property
     def controller(self) -> Node:

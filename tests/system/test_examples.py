@@ -75,3 +75,47 @@ def test_the_demo_tells_the_whole_story() -> None:
     # The temporary folder is gone.
     work = re.search(r"Initialised the cluster state (\S+)/state ", out)
     assert work and not Path(work.group(1)).exists()
+
+
+def test_the_kafka_runbook_plans_checks_and_runs_waves_through_kafkas_tool(tmp_path: Path) -> None:
+    """examples/kafka/plan-check-run.sh against a stand-in for Kafka's bin/ (fake_kafka.py) that
+    holds the cluster kjbod imported; tests/kafka/test_reassign_run.py runs it on a real Kafka."""
+    import json
+
+    from tests.tools.reassign.fake_kafka import FakeKafka
+
+    dirs = {b: [f"/data/b{b}/d1", f"/data/b{b}/d2"] for b in (1, 2, 3, 4)}
+    brokers = {"brokers": [{"id": b, "rack": f"r{b}", "log_dirs": [{"path": d, "capacity_bytes": 10**9} for d in dirs[b]]} for b in dirs]}
+    placement = {f"orders-{p}": ([1 + p % 3, 1 + (p + 1) % 3], [dirs[1 + p % 3][0], dirs[1 + (p + 1) % 3][p % 2]]) for p in range(6)}
+    sizes = {name: 1000 * (int(name.rsplit("-", 1)[1]) + 1) for name in placement}
+    assignment = {"version": 1, "partitions": [
+        {"topic": "orders", "partition": int(name.rsplit("-", 1)[1]), "replicas": list(r), "log_dirs": list(d)} for name, (r, d) in placement.items()
+    ]}
+    log_dirs = {"version": 1, "brokers": [{"broker": b, "logDirs": [
+        {"logDir": d, "error": None, "partitions": [
+            {"partition": name, "size": sizes[name], "offsetLag": 0, "isFuture": False} for name, (r, ds) in placement.items() if (b, d) in zip(r, ds)
+        ]} for d in dirs[b]]} for b in dirs]}
+    (tmp_path / "brokers.json").write_text(json.dumps(brokers))
+    (tmp_path / "assignment.json").write_text(json.dumps(assignment))
+    (tmp_path / "log-dirs.txt").write_text("Querying brokers for log directories information\n" + json.dumps(log_dirs) + "\n")
+    state = tmp_path / "state"
+    imported = subprocess.run([sys.executable, "-m", "kjbod", "--state", str(state), "import", "cluster", "--brokers", str(tmp_path / "brokers.json"),
+                               "--assignment", str(tmp_path / "assignment.json"), "--log-dirs", str(tmp_path / "log-dirs.txt")],
+                              capture_output=True, text=True)
+    assert imported.returncode == 0, imported.stderr
+    kafka = FakeKafka(tmp_path / "cluster.json", brokers=list(dirs), steps=1, partitions={
+        name: {"replicas": list(r), "log_dirs": list(d), "size": sizes[name]} for name, (r, d) in placement.items()
+    }).save()
+    kafka.write_bin(tmp_path / "kafka" / "bin")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", "KJBOD_STATE": str(state),
+           "BOOTSTRAP_SERVER": "b1:9092", "KAFKA_HOME": str(tmp_path / "kafka"), "WORK": str(tmp_path / "work"), "POLL_INTERVAL": "0.05"}
+    (tmp_path / "work").mkdir()
+    result = subprocess.run(["bash", str(EXAMPLES / "kafka" / "plan-check-run.sh"), "--goal", "drain-dirs", "--dir", "1:/data/b1/d1",
+                             "--engine", "local"], capture_output=True, text=True, env=env, timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    for heading in ("== 1.", "== 2.", "== 3.", "== 4.", "== 5.", "== 6.", "Plan check PASSED", "No partition reassignments found.",
+                    "No broker throttle left."):
+        assert heading in result.stdout, result.stdout
+    after = FakeKafka.load(kafka.path)
+    assert not any("/data/b1/d1" in entry["log_dirs"] for entry in after.partitions.values())
+    assert (tmp_path / "work" / "plan.wave-001.rollback.json").exists() and (tmp_path / "work" / "plan.journal.json").exists()

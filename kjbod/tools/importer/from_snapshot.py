@@ -10,8 +10,10 @@ are read as kjbod records (kjbod.kafka_formats.controller_metadata) and replayed
 Kafka knows directories only by id. Saved `kafka-log-dirs --describe` output knows them only by
 path. The two are joined through the replicas both list: a path is the directory the snapshot
 places most of the replicas the output lists under it (disagreements are warnings, as in
-`log-dirs import`). A directory no path joins (an empty or failed disk, or no output at all)
-keeps its id as its name, and the summary says which. The output then adds partition sizes,
+`log-dirs import`). An output that names a directory's id (`kjbod log-dirs describe --from-disk`
+reads it from the directory's meta.properties) joins it outright: the way to name the empty
+directories of a broker just added. A directory no path joins (an empty or failed disk, or no
+output at all) keeps its id as its name, and the summary says which. The output then adds partition sizes,
 lagging replicas and future replicas, exactly as `log-dirs import` does.
 
 Everything is read, replayed and checked before anything is written; the state is created as
@@ -241,6 +243,7 @@ def join_paths(files: list[Path], image: Image) -> PathJoin:
     by_name = image.topics.by_name
     votes: dict[tuple[int, str], Counter[str]] = defaultdict(Counter)
     reported: dict[int, set[str]] = defaultdict(set)
+    declared: dict[tuple[int, str], str] = {}
     for path in files:
         try:
             data = path.read_bytes()
@@ -256,6 +259,8 @@ def join_paths(files: list[Path], image: Image) -> PathJoin:
                 if type(where) is not str:
                     continue
                 reported[broker].add(where)
+                if log_dir.get("directoryId") in image.cluster.brokers[broker].directories:
+                    declared[(broker, where)] = log_dir["directoryId"]
                 counter = votes[(broker, where)]
                 for item in log_dir.get("partitions") or ():
                     if not isinstance(item, dict) or item.get("isFuture") is not False or type(item.get("partition")) is not str:
@@ -267,15 +272,23 @@ def join_paths(files: list[Path], image: Image) -> PathJoin:
                         directory = partition.directories[partition.replicas.index(broker)]
                         if directory not in _RESERVED:
                             counter[directory] += 1
-    return _joined(votes, reported)
+    return _joined(votes, reported, declared)
 
 
-def _joined(votes: Mapping[tuple[int, str], Counter[str]], reported: Mapping[int, set[str]]) -> PathJoin:
+def _joined(
+    votes: Mapping[tuple[int, str], Counter[str]], reported: Mapping[int, set[str]], declared: Mapping[tuple[int, str], str]
+) -> PathJoin:
     """The join from the votes: (broker, path) -> how many of the replicas listed there the
-    snapshot places in each directory id; `reported` has every path of each broker."""
+    snapshot places in each directory id; `reported` has every path of each broker; `declared`
+    the ids an output names, which join first."""
     paths: dict[tuple[int, str], str] = {}
     warnings: list[str] = []
     unjoined: dict[int, set[str]] = {broker: set(found) for broker, found in reported.items()}
+    for (broker, where), directory in declared.items():
+        if (broker, directory) not in paths:
+            paths[(broker, directory)] = where
+            unjoined.setdefault(broker, set()).discard(where)
+    votes = {key: counter for key, counter in votes.items() if key not in declared}
     # The paths with the most agreeing replicas are joined first; a directory id takes one path.
     ranked = sorted(((c.most_common(1)[0][1], b, p, c) for (b, p), c in votes.items() if c), key=lambda t: (-t[0], t[1], t[2]))
     for count, broker, where, counter in ranked:
@@ -355,7 +368,11 @@ def _read_once(files: list[Path], image: Image) -> _ReadOnce | None:
     reported: dict[int, set[str]] = defaultdict(set)
     for broker, where in seen.log_dirs:
         reported[broker].add(where)
-    join = _joined(votes, reported)
+    declared = {
+        (broker, where): directory for (broker, where), directory in seen.declared_ids.items()
+        if broker in image.cluster.brokers and directory in image.cluster.brokers[broker].directories
+    }
+    join = _joined(votes, reported, declared)
     names = {(broker, where): directory for (broker, directory), where in join.paths.items()}
     if any(key not in names for key in votes) or any(
         (broker, observation.directory_id) not in names for _, _, broker, observation in seen.items(future=True)

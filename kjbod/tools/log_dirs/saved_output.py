@@ -98,6 +98,9 @@ class Observations:
     files: int = 0
     # (broker, directory id) -> where the report lists that log directory.
     log_dirs: dict[tuple[int, str], str] = field(default_factory=dict)
+    # (broker, path) -> the directory id the output names for it ("directoryId", which
+    # `kjbod log-dirs describe --from-disk` reads from meta.properties; Kafka's output has none).
+    declared_ids: dict[tuple[int, str], str] = field(default_factory=dict)
     # None when every observation's directory_id is a directory id. Output read before its
     # paths were joined to directory ids (import from a snapshot) labels the current replicas'
     # observations by path instead: (broker, path) -> directory id then names the directory.
@@ -294,6 +297,8 @@ class LogDirsReader:
                 directory = None
             else:
                 self._dirs[(broker, directory)] = f"{source} {where}"
+                if type(raw.get("directoryId")) is str:
+                    self.seen.declared_ids[(broker, path)] = raw["directoryId"]
         self._read_volume(raw, source, where, broker if directory is not None else None, directory)
         error = raw.get("error")
         if error is not None and type(error) is not str:

@@ -108,6 +108,23 @@ def test_a_path_holding_replicas_of_two_directories_is_joined_by_the_majority_wi
     assert any("is directory ZHhjBKM7WhTDJjGgrRHWNQ by 2 replica(s), but 1 other replica(s)" in w for w in plan.summary.warnings)
 
 
+def test_an_output_that_names_a_directory_id_joins_it_even_empty(tmp_path: Path) -> None:
+    """`kjbod log-dirs describe --from-disk` names each directory's id (meta.properties): the way an
+    empty directory (a broker just added, a drained disk) gets its path. An id the broker does not
+    have joins nothing."""
+    output = log_dirs_output(
+        tmp_path,
+        [{"broker": 3, "logDirs": [
+            {"logDir": "/d/3a", "error": None, "partitions": [], "directoryId": DIRS[3][0]},
+            {"logDir": "/d/3b", "error": None, "partitions": [], "directoryId": DIRS[3][1]},
+            {"logDir": "/d/3c", "error": None, "partitions": [], "directoryId": DIRS[1][0]},
+        ]}],
+    )
+    plan, image = planned_image(SnapshotImportRequest(SMALL_SNAPSHOT, log_dirs_files=[output]))
+    assert image.cluster.path_of(3, DIRS[3][0]) == "/d/3a" and image.cluster.path_of(3, DIRS[3][1]) == "/d/3b"
+    assert plan.summary.unjoined_paths == ["broker 3 /d/3c"]
+
+
 def test_problems_in_the_log_dirs_output_write_nothing(tmp_path: Path) -> None:
     output = log_dirs_output(tmp_path, [{"broker": 1, "logDirs": [{"logDir": "/d/1a", "error": None, "partitions": [entry("nosuch-0", 1)]}]}])
     target = StateDirectory(tmp_path / "state")
