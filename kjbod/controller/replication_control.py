@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from kjbod.common.java import JavaRandom
+from kjbod.common.kafka_configs import MIN_INSYNC_REPLICAS
 from kjbod.common.kafka_uuid import DirectoryId, Uuid
 from kjbod.common.versions import MetadataVersion
 from kjbod.controller.cluster_control import ClusterControl
@@ -37,6 +38,7 @@ from kjbod.records import (
     LEADER_RECOVERY_RECOVERED,
     UNFENCE,
     BrokerRegistrationChangeRecord,
+    ClearElrRecord,
     ConfigRecord,
     KjbodPartitionSizeRecord,
     KjbodReplicaLogRecord,
@@ -562,6 +564,11 @@ class ReplicationControl:
             ConfigRecord(resource_type=CONFIG_RESOURCE_TOPIC, resource_name=request.name, name=key, value=value)
             for key, value in sorted(request.configs.items())
         )
+        if self.elr_enabled and MIN_INSYNC_REPLICAS in request.configs:
+            # The topic's configs go through incrementalAlterConfig, which follows a
+            # min.insync.replicas ConfigRecord with a ClearElrRecord for its resource
+            # (ConfigurationControlManager.createClearElrRecordsAsNeeded, 4.3.1 :235-255; RCM :845-849).
+            records.append(ClearElrRecord(topic_name=request.name))
         for partition_id, (replicas, isr) in enumerate(zip(assignment, isrs)):
             directories = tuple(self._cluster.default_dir(r) for r in replicas)
             records.append(

@@ -12,12 +12,12 @@ from kjbod.common.kafka_uuid import DirectoryId, Uuid
 from kjbod.common.versions import default_supported_ranges, metadata_version_for_level
 from kjbod.controller import Controller, Errors
 from kjbod.controller.partition_change import Election, PartitionChangeBuilder
-from kjbod.controller.replication_control import AlterPartitionRequest, HeartbeatRequest
+from kjbod.controller.replication_control import AlterPartitionRequest, CreateTopicRequest, HeartbeatRequest
 from kjbod.image import Image, PartitionRegistration, replay_all
 from kjbod.image.elr import ELIGIBLE_LEADER_REPLICAS_VERSION, min_isr_config
 from kjbod.records import CONFIG_RESOURCE_BROKER, CONFIG_RESOURCE_TOPIC, ConfigRecord, FeatureLevelRecord
 
-from .support import apply, bootstrap, new_dir, registration, topic_partitions, with_topic
+from .support import apply, bootstrap, new_dir, registration, topic_partitions, with_brokers, with_topic
 
 T = "cJ3rE4bvQc2w5Y0kT1q9Zg"
 MV = metadata_version_for_level(30)
@@ -346,3 +346,16 @@ def test_elr_invariants(min_isr: int, events: list[tuple[str, int]]) -> None:
         assert not p.elr or len(p.isr) <= min_isr, p
         assert p.leader == -1 or p.leader in p.isr, p
         assert len(p.last_known_elr) <= 1 and (not p.last_known_elr or p.leader == -1), p
+
+
+def test_a_topic_created_with_min_isr_is_followed_by_a_clear_elr_record() -> None:
+    # RCM.createTopic puts the topic's ConfigRecords after its TopicRecord (4.3.1 :845-849);
+    # incrementalAlterConfig follows a min.insync.replicas one with ClearElrRecord (CfgCM
+    # :235-255), with ELR on only.
+    image, _ = elr_cluster()
+    request = CreateTopicRequest("u", 1, 3, configs={"min.insync.replicas": "2", "retention.ms": "1"}, seed=1)
+    result = Controller(image).replication.create_topic(request)
+    assert [type(r).__name__ for r in result.records] == ["TopicRecord", "ConfigRecord", "ConfigRecord", "ClearElrRecord", "PartitionRecord"]
+    assert apply(image, result).topics.by_name["u"].partitions[0].isr == (1, 2, 3)
+    without, _ = with_brokers(bootstrap(), 3)
+    assert "ClearElrRecord" not in [type(r).__name__ for r in Controller(without).replication.create_topic(request).records]
