@@ -139,7 +139,7 @@ def unfence(image: Image, broker: int) -> Image:
     return apply(image, Controller(image).replication.heartbeat(HeartbeatRequest(broker)))
 
 
-def state(image: Image, topic_id: str) -> tuple:
+def state_of(image: Image, topic_id: str) -> tuple:
     p = image.topics.partition(topic_id, 0)
     return p.leader, p.isr, p.elr, p.last_known_elr
 
@@ -147,13 +147,13 @@ def state(image: Image, topic_id: str) -> tuple:
 def test_the_worked_example_of_fencing_and_unfencing() -> None:
     image, t = elr_cluster()
     image = fence(image, 3)
-    assert state(image, t) == (1, (1, 2), (), ())
+    assert state_of(image, t) == (1, (1, 2), (), ())
     image = fence(image, 2)
-    assert state(image, t) == (1, (1,), (2,), ())
+    assert state_of(image, t) == (1, (1,), (2,), ())
     image = fence(image, 1)
-    assert state(image, t) == (-1, (), (1, 2), (1,))
+    assert state_of(image, t) == (-1, (), (1, 2), (1,))
     image = unfence(image, 2)  # a clean election from the ELR
-    assert state(image, t) == (2, (2,), (1,), ())
+    assert state_of(image, t) == (2, (2,), (1,), ())
     assert image.topics.partition(t, 0).leader_recovery_state == 0
 
 
@@ -167,14 +167,14 @@ def test_the_last_leader_returns_when_isr_and_elr_are_empty() -> None:
     image, t = elr_cluster(min_isr="1")
     for broker in (3, 2, 1):
         image = fence(image, broker)
-    assert state(image, t) == (-1, (), (1,), (1,))
+    assert state_of(image, t) == (-1, (), (1,), (1,))
     # Its new incarnation after an unclean shutdown leaves the ELR (handleBrokerShutdown).
     image = reregister(image, 1, clean=False)
-    assert state(image, t) == (-1, (), (), (1,))
+    assert state_of(image, t) == (-1, (), (), (1,))
     image = unfence(image, 2)
-    assert state(image, t) == (-1, (), (), (1,))  # 2 was not in sync
+    assert state_of(image, t) == (-1, (), (), (1,))  # 2 was not in sync
     image = unfence(image, 1)
-    assert state(image, t) == (1, (1,), (), ())
+    assert state_of(image, t) == (1, (1,), (), ())
     assert image.topics.partition(t, 0).leader_recovery_state == 1  # RECOVERING: an unclean election
 
 
@@ -183,9 +183,9 @@ def test_a_clean_restart_keeps_the_broker_eligible() -> None:
     for broker in (3, 2, 1):
         image = fence(image, broker)
     image = reregister(image, 1, clean=True)
-    assert state(image, t) == (-1, (), (1,), (1,))
+    assert state_of(image, t) == (-1, (), (1,), (1,))
     image = unfence(image, 1)
-    assert state(image, t) == (1, (1,), (), ())
+    assert state_of(image, t) == (1, (1,), (), ())
     assert image.topics.partition(t, 0).leader_recovery_state == 0
 
 
@@ -193,21 +193,21 @@ def test_an_unclean_restart_of_an_isr_member_takes_it_out_of_isr_and_elr() -> No
     image, t = elr_cluster()
     image = fence(image, 3)
     image = fence(image, 2)
-    assert state(image, t) == (1, (1,), (2,), ())
+    assert state_of(image, t) == (1, (1,), (2,), ())
     result = Controller(image).cluster.register_broker(
         elr_registration(2, list(image.cluster.brokers[2].directories), incarnation=str(Uuid(2, 99)), clean_shutdown=False)
     )
     assert [type(r).__name__ for r in result.records] == ["PartitionChangeRecord", "RegisterBrokerRecord", "KjbodBrokerLogDirsRecord"]
-    assert state(apply(image, result), t) == (1, (1,), (), ())
+    assert state_of(apply(image, result), t) == (1, (1,), (), ())
 
 
 def test_min_isr_is_the_topic_config_at_most_the_replication_factor() -> None:
     image, t = elr_cluster(min_isr="1", configs={"min.insync.replicas": "3"})
     image = fence(image, 3)
-    assert state(image, t) == (1, (1, 2), (3,), ())
+    assert state_of(image, t) == (1, (1, 2), (3,), ())
     image, t = elr_cluster(min_isr="5")  # above RF 3: min ISR is 3
     image = fence(image, 3)
-    assert state(image, t) == (1, (1, 2), (3,), ())
+    assert state_of(image, t) == (1, (1, 2), (3,), ())
 
 
 def test_min_isr_resolution() -> None:
@@ -228,14 +228,14 @@ def test_rejoining_the_isr_leaves_the_elr() -> None:
     image, t = elr_cluster()
     image = fence(image, 3)
     image = fence(image, 2)
-    assert state(image, t) == (1, (1,), (2,), ())
+    assert state_of(image, t) == (1, (1,), (2,), ())
     image = unfence(image, 2)  # unfencing elects leaders of leaderless partitions only
-    assert state(image, t) == (1, (1,), (2,), ())
+    assert state_of(image, t) == (1, (1,), (2,), ())
     p = image.topics.partition(t, 0)
     request = AlterPartitionRequest(1, t, 0, p.leader_epoch, p.partition_epoch, (1, 2))
     image = apply(image, result := Controller(image).replication.alter_partition(request))
     assert result.response.error is Errors.NONE
-    assert state(image, t) == (1, (1, 2), (), ())
+    assert state_of(image, t) == (1, (1, 2), (), ())
 
 
 def test_an_alter_partition_shrink_below_min_isr_fills_the_elr() -> None:
@@ -243,27 +243,27 @@ def test_an_alter_partition_shrink_below_min_isr_fills_the_elr() -> None:
     p = image.topics.partition(t, 0)
     request = AlterPartitionRequest(1, t, 0, p.leader_epoch, p.partition_epoch, (1,))
     image = apply(image, Controller(image).replication.alter_partition(request))
-    assert state(image, t) == (1, (1,), (2, 3), ())
+    assert state_of(image, t) == (1, (1,), (2, 3), ())
 
 
 def test_unregistering_an_elr_member_visits_its_elr_partitions() -> None:
     image, t = elr_cluster()
     for broker in (3, 2, 1):
         image = fence(image, broker)
-    assert state(image, t) == (-1, (), (1, 2), (1,))
+    assert state_of(image, t) == (-1, (), (1, 2), (1,))
     result = Controller(image).replication.unregister_broker(2)
     # 2 stays in the ELR (Kafka filters only unclean shutdowns out of it) and nothing changes.
     assert [type(r).__name__ for r in result.records] == ["UnregisterBrokerRecord"]
     image = apply(image, result)
     image = unfence(image, 1)
-    assert state(image, t) == (1, (1,), (2,), ())
+    assert state_of(image, t) == (1, (1,), (2,), ())
 
 
 def test_a_controlled_shutdown_keeps_the_broker_eligible() -> None:
     image, t = elr_cluster()
     image = fence(image, 3)
     image = apply(image, Controller(image).replication.controlled_shutdown(2))
-    assert state(image, t) == (1, (1,), (2,), ())
+    assert state_of(image, t) == (1, (1,), (2,), ())
 
 
 def test_a_failed_directory_moves_its_replica_into_the_elr() -> None:
@@ -271,7 +271,7 @@ def test_a_failed_directory_moves_its_replica_into_the_elr() -> None:
     image = fence(image, 3)
     directory = image.topics.partition(t, 0).directory(2)
     image = apply(image, Controller(image).replication.heartbeat(HeartbeatRequest(2, offline_log_dirs=(directory,))))
-    assert state(image, t) == (1, (1,), (2,), ())
+    assert state_of(image, t) == (1, (1,), (2,), ())
 
 
 def test_an_unclean_election_request_with_an_elr_member_alive_is_clean() -> None:
@@ -359,3 +359,25 @@ def test_a_topic_created_with_min_isr_is_followed_by_a_clear_elr_record() -> Non
     assert apply(image, result).topics.by_name["u"].partitions[0].isr == (1, 2, 3)
     without, _ = with_brokers(bootstrap(), 3)
     assert "ClearElrRecord" not in [type(r).__name__ for r in Controller(without).replication.create_topic(request).records]
+
+
+def test_elr_survives_the_state_log_and_its_columnar_snapshot(tmp_path) -> None:  # noqa: ANN001
+    """ELR and LastKnownElr go through kjbod's own record log and its columnar snapshot."""
+    from kjbod.state.cluster_state import ClusterState, read_image
+
+    image, t = elr_cluster()
+    commits = [list(image.write())]
+    for broker in (3, 2, 1):
+        result = Controller(image).replication.fence_broker(broker)
+        commits.append(list(result.records))
+        image = apply(image, result)
+    with ClusterState.open(tmp_path, write=True, create=True) as state:
+        for records in commits[:2]:
+            state.commit(records)
+        state.write_snapshot()
+        for records in commits[2:]:
+            state.commit(records)
+    assert state_of(read_image(tmp_path), t) == state_of(image, t) == (-1, (), (1, 2), (1,))
+    with ClusterState.open(tmp_path, write=True) as state:
+        state.write_snapshot()
+    assert read_image(tmp_path).topics.partition(t, 0) == image.topics.partition(t, 0)
