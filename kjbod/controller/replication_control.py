@@ -88,6 +88,9 @@ class PartitionImpact:
     isr_after: tuple[int, ...]
     directories_before: tuple[str, ...]
     directories_after: tuple[str, ...]
+    # Eligible leader replicas (KIP-966), with ELR on.
+    elr_before: tuple[int, ...] = ()
+    elr_after: tuple[int, ...] = ()
 
     @property
     def went_offline(self) -> bool:
@@ -242,7 +245,7 @@ def summarize_changes(before: Image, work: WorkingImage, since: int = 0) -> tupl
         impact.append(
             PartitionImpact(
                 before.topics.name_of(topic_id), partition_id, old.leader, new.leader, old.isr, new.isr,
-                old.directories, new.directories,
+                old.directories, new.directories, old.elr, new.elr,
             )
         )
     return tuple(sorted(impact, key=lambda i: (i.topic, i.partition)))

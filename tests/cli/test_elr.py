@@ -42,9 +42,10 @@ def test_fencing_fills_the_elr_and_describe_prints_it(elr: Cli) -> None:
     lines = elr("topic", "describe", "t").stdout.splitlines()
     assert lines[0].endswith("\tPartitionCount: 1\tReplicationFactor: 3\tConfigs: min.insync.replicas=2")
     elr("broker", "fence", "--id", "3")
-    elr("broker", "fence", "--id", "2")
+    assert elr("broker", "fence", "--id", "2").stdout == "Broker 2 is FENCED.\n1 partition(s) changed:\n  t-0: ISR 1,2 -> 1, ELR none -> 2\n"
     assert partition_line(elr) == "\tTopic: t\tPartition: 0\tLeader: 1\tReplicas: 1,2,3\tIsr: 1\tElr: 2\tLastKnownElr: "
-    elr("broker", "fence", "--id", "1")
+    result = elr("-o", "json", "broker", "fence", "--id", "1")
+    assert [(c["elrBefore"], c["elrAfter"]) for c in json.loads(result.stdout)["changes"]] == [([2], [1, 2])]
     assert partition_line(elr) == "\tTopic: t\tPartition: 0\tLeader: none\tReplicas: 1,2,3\tIsr: \tElr: 1,2\tLastKnownElr: 1"
     elr("broker", "heartbeat", "--id", "2")
     assert partition_line(elr) == "\tTopic: t\tPartition: 0\tLeader: 2\tReplicas: 1,2,3\tIsr: 2\tElr: 1\tLastKnownElr: "
