@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.kafka.cluster import KafkaCluster, stop_processes
-from tests.kafka.conftest import CONTROLLER_OVERRIDES, LIVE_RELEASE_VERSION, _settle, kjbod, snapshot_end
+from tests.kafka.conftest import _settle, kjbod, running_cluster, snapshot_end
 from tests.kafka.runtime import ToolResult
 
 TOPIC = "elr"
@@ -61,11 +61,7 @@ def _capture(cluster: KafkaCluster, work: Path, name: str) -> Path:
 @pytest.fixture(scope="module")
 def scene(kafka_version: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
     home = tmp_path_factory.mktemp(f"kafka-elr-{kafka_version}")
-    cluster = KafkaCluster(kafka_version, home, controller_overrides=dict(CONTROLLER_OVERRIDES))
-    cluster.configure()
-    cluster.format_with_kafka("--release-version", LIVE_RELEASE_VERSION)
-    cluster.start()
-    try:
+    with running_cluster(kafka_version, home) as cluster:
         topics = ("kafka-topics", "--bootstrap-server", cluster.bootstrap_servers)
         cluster.tool(*topics, "--create", "--topic", "pad", "--partitions", "1", "--replication-factor", "1").check()
         cluster.tool(*topics, "--create", "--topic", TOPIC, "--replica-assignment", ASSIGNMENT, "--config", "min.insync.replicas=2").check()
@@ -78,8 +74,6 @@ def scene(kafka_version: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
         scene = Scene(cluster, before, _capture(cluster, work, "after"))
         scene.kafka["topics"] = cluster.tool(*topics, "--describe", "--topic", TOPIC).check()
         yield scene
-    finally:
-        cluster.stop()
 
 
 def _kafka_columns(lines: list[str]) -> list[str]:
