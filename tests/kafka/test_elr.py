@@ -21,9 +21,9 @@ from tests.kafka.cluster import KafkaCluster, stop_processes
 from tests.kafka.conftest import _settle, kjbod, running_cluster, snapshot_end
 from tests.kafka.runtime import ToolResult
 
-TOPIC = "elr"
-# Partition 0 led by 1, 1 led by 3 (moves to 2, then 1), 2 on brokers 2 and 3 only (goes leaderless).
-ASSIGNMENT = "1:2:3,3:2:1,2:3"
+# elr-0 led by 1, elr-1 led by 3 (moves to 2, then 1); elr2-0 on brokers 2 and 3 only (goes
+# leaderless). Kafka wants one replication factor per topic.
+TOPICS = {"elr": "1:2:3,3:2:1", "elr2": "2:3"}
 
 
 @dataclass
@@ -64,7 +64,8 @@ def scene(kafka_version: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
     with running_cluster(kafka_version, home) as cluster:
         topics = ("kafka-topics", "--bootstrap-server", cluster.bootstrap_servers)
         cluster.tool(*topics, "--create", "--topic", "pad", "--partitions", "1", "--replication-factor", "1").check()
-        cluster.tool(*topics, "--create", "--topic", TOPIC, "--replica-assignment", ASSIGNMENT, "--config", "min.insync.replicas=2").check()
+        for topic, assignment in TOPICS.items():
+            cluster.tool(*topics, "--create", "--topic", topic, "--replica-assignment", assignment, "--config", "min.insync.replicas=2").check()
         work = home / "scene"
         before = _capture(cluster, work, "before")
         for broker in (3, 2):  # SIGTERM: each shuts down under the controller's control, then is fenced
@@ -72,7 +73,8 @@ def scene(kafka_version: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
             stop_processes([node.process.pid], grace=60)
             _settle(cluster.controller.log_dirs[0] / "__cluster_metadata-0")
         scene = Scene(cluster, before, _capture(cluster, work, "after"))
-        scene.kafka["topics"] = cluster.tool(*topics, "--describe", "--topic", TOPIC).check()
+        for topic in TOPICS:
+            scene.kafka[topic] = cluster.tool(*topics, "--describe", "--topic", topic).check()
         yield scene
 
 
@@ -82,15 +84,16 @@ def _kafka_columns(lines: list[str]) -> list[str]:
 
 def test_kafka_keeps_the_replicas_that_shut_down_eligible(scene: Scene) -> None:
     """The scene does what it says (Kafka's lines, ELR in them), so the comparisons below compare something."""
-    lines = scene.kafka["topics"].lines
-    assert lines[1].endswith("\tIsr: 1\tElr: 2\tLastKnownElr: "), lines
-    assert "\tLeader: none\t" in lines[3] and "\tLastKnownElr: 2" in lines[3], lines
+    assert scene.kafka["elr"].lines[1].endswith("\tIsr: 1\tElr: 2\tLastKnownElr: "), scene.kafka["elr"].lines
+    partition = scene.kafka["elr2"].lines[1]
+    assert "\tLeader: none\t" in partition and partition.endswith("\tLastKnownElr: 2"), partition
 
 
-def test_describe_of_the_imported_state_prints_kafkas_lines(scene: Scene) -> None:
-    ours = kjbod("topic", "describe", TOPIC, state=scene.after)
+@pytest.mark.parametrize("topic", TOPICS)
+def test_describe_of_the_imported_state_prints_kafkas_lines(scene: Scene, topic: str) -> None:
+    ours = kjbod("topic", "describe", topic, state=scene.after)
     assert ours.exit_code == 0, ours.stderr
-    assert _kafka_columns(ours.lines) == scene.kafka["topics"].lines
+    assert _kafka_columns(ours.lines) == scene.kafka[topic].lines
 
 
 def test_kjbods_controller_makes_kafkas_isr_and_elr_changes(scene: Scene, tmp_path: Path) -> None:
@@ -99,5 +102,5 @@ def test_kjbods_controller_makes_kafkas_isr_and_elr_changes(scene: Scene, tmp_pa
     for broker in (3, 2):
         result = kjbod("broker", "shutdown", "--id", str(broker), state=state)
         assert result.exit_code == 0, result.stdout + result.stderr
-    ours = kjbod("topic", "describe", TOPIC, state=state)
-    assert _kafka_columns(ours.lines) == scene.kafka["topics"].lines
+    for topic in TOPICS:
+        assert _kafka_columns(kjbod("topic", "describe", topic, state=state).lines) == scene.kafka[topic].lines
