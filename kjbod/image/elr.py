@@ -4,18 +4,17 @@ its controller applies to a topic.
 ELR is on iff the finalized eligible.leader.replicas.version is at least 1
 (FeatureControlManager.isElrFeatureEnabled, 4.4.0 FeatureControlManager.java:478-479;
 FeaturesImage.isElrEnabled, image/FeaturesImage.java:45). Every cluster formatted at 4.1 or
-later finalizes level 1. The level is read by its name from the image's finalized features,
-which keep features kjbod does not otherwise model.
+later finalizes level 1.
 """
 
 from __future__ import annotations
 
 from kjbod.common.kafka_configs import MIN_INSYNC_REPLICAS
+from kjbod.common.versions import ELIGIBLE_LEADER_REPLICAS_VERSION
 from kjbod.image.configs import ConfigsImage
 from kjbod.image.features import FeaturesImage
 from kjbod.records import CONFIG_RESOURCE_BROKER, CONFIG_RESOURCE_TOPIC
 
-ELIGIBLE_LEADER_REPLICAS_VERSION = "eligible.leader.replicas.version"
 # ConfigDef's default of min.insync.replicas (ServerLogConfigs.MIN_IN_SYNC_REPLICAS_DEFAULT).
 MIN_INSYNC_REPLICAS_DEFAULT = 1
 

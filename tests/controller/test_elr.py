@@ -9,12 +9,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kjbod.common.kafka_uuid import DirectoryId, Uuid
-from kjbod.common.versions import default_supported_ranges, metadata_version_for_level
+from kjbod.common.versions import ELIGIBLE_LEADER_REPLICAS_VERSION, metadata_version_for_level
 from kjbod.controller import Controller, Errors
 from kjbod.controller.partition_change import Election, PartitionChangeBuilder
 from kjbod.controller.replication_control import AlterPartitionRequest, CreateTopicRequest, HeartbeatRequest
 from kjbod.image import Image, PartitionRegistration, replay_all
-from kjbod.image.elr import ELIGIBLE_LEADER_REPLICAS_VERSION, min_isr_config
+from kjbod.image.elr import min_isr_config
 from kjbod.records import CONFIG_RESOURCE_BROKER, CONFIG_RESOURCE_TOPIC, ConfigRecord, FeatureLevelRecord
 
 from .support import apply, bootstrap, new_dir, registration, topic_partitions, with_brokers, with_topic
@@ -111,9 +111,9 @@ def test_an_unclean_election_clears_the_elr() -> None:
 
 
 def elr_registration(broker: int, dirs: list[str], **kwargs: object):  # noqa: ANN201
-    """A broker that supports eligible.leader.replicas.version 1, as 4.1+ brokers do."""
-    features = {**default_supported_ranges(), ELIGIBLE_LEADER_REPLICAS_VERSION: (0, 1)}
-    return registration(broker, dirs, supported_features=features, **kwargs)
+    """A broker of the newest release: it supports eligible.leader.replicas.version 1, as 4.1+ brokers do."""
+    assert registration(broker, dirs).supported_features[ELIGIBLE_LEADER_REPLICAS_VERSION] == (0, 1)
+    return registration(broker, dirs, **kwargs)
 
 
 def elr_cluster(min_isr: str = "2", brokers: int = 3, **topic: object) -> tuple[Image, str]:
