@@ -14,9 +14,8 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
 
-from tests.kafka.conftest import Live, kjbod, strict_xfail
+from tests.kafka.conftest import Live, kjbod
 
 UUID = re.compile(r"^[A-Za-z0-9_-]{22}$")
 INTEGER = re.compile(r"^-?\d+$")
