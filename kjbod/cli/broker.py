@@ -65,6 +65,14 @@ def register_broker(
             help="The size of a log directory's disk (500GB, 4TB, 3.6TiB), for usage figures and the planner; repeatable.",
         ),
     ] = None,
+    unclean_shutdown: Annotated[
+        bool,
+        typer.Option(
+            "--unclean-shutdown",
+            help="The broker's previous incarnation crashed (it sends no previous broker epoch): with eligible leader replicas on, "
+            "it leaves every ISR and ELR.",
+        ),
+    ] = False,
 ) -> None:
     """Register a broker: new incarnations get a new epoch and start fenced.
 
@@ -81,6 +89,7 @@ def register_broker(
     request, notes = registration_request(
         config=config, broker_id=broker_id, dirs=dirs or [], rack=rack, incarnation_id=incarnation_id,
         supported_features=supported_features or [], release=app_.kafka, capacities=capacities or [],
+        clean_shutdown=not unclean_shutdown,
     )
     for note in notes:
         app_.message(note)

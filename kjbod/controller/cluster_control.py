@@ -6,7 +6,7 @@ and controlled shutdown change partitions too, so they live in ReplicationContro
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from kjbod.common.kafka_release import NEWEST
@@ -14,6 +14,7 @@ from kjbod.common.kafka_uuid import DirectoryId, canonical, uuid_sort_key
 from kjbod.common.versions import METADATA_VERSION, MINIMUM_KRAFT_LEVEL, MetadataVersion
 from kjbod.controller.errors import ControllerApiError, Errors
 from kjbod.controller.placer import UsableBroker
+from kjbod.controller.working import WorkingImage
 from kjbod.controller.result import ControllerResult
 from kjbod.errors import UserError
 from kjbod.image import BrokerRegistration, Image
@@ -40,6 +41,10 @@ class BrokerRegistrationRequest:
     # The cluster id of the broker's meta.properties; None when the request does not say
     # (`register --id`), and then it is not checked.
     cluster_id: str | None = None
+    # Whether the previous incarnation shut down cleanly: Kafka's broker sends the epoch it had
+    # when it last shut down cleanly as previousBrokerEpoch (-1 after a crash), and the
+    # controller compares it with the stored one (CCM 4.3.1 :437-438).
+    clean_shutdown: bool = True
 
     @property
     def online_directory_ids(self) -> tuple[str, ...]:
@@ -73,9 +78,15 @@ def require_metadata_version(image: Image) -> MetadataVersion:
     return mv
 
 
+# Kafka's BrokerShutdownHandler (CCM 4.3.1 :878): the records that take a broker's previous
+# incarnation out of ISRs (and, after an unclean shutdown with ELR on, ELRs), appended to `work`.
+ShutdownHandler = Callable[[WorkingImage, int, bool], None]
+
+
 class ClusterControl:
     def __init__(self, image: Image) -> None:
         self._image = image
+        self.shutdown_handler: ShutdownHandler | None = None  # set by the Controller facade
 
     @property
     def metadata_version(self) -> MetadataVersion:
@@ -203,9 +214,15 @@ class ClusterControl:
             epoch, fenced, in_controlled_shutdown = existing.epoch, existing.fenced, existing.in_controlled_shutdown
         else:
             epoch, fenced, in_controlled_shutdown = self._new_broker_epoch(), True, False
+        # A new incarnation of a registered broker: its previous one shut down (CCM 4.3.1
+        # :435-439), before the registration record.
+        work = WorkingImage(self._image)
+        if existing is not None and not same_incarnation and self.shutdown_handler is not None:
+            self.shutdown_handler(work, request.broker_id, request.clean_shutdown)
         version = mv.register_broker_record_version
         cordoned = existing.cordoned_directories & set(online) if existing else frozenset()
         records: list[Record] = [
+            *work.records,
             RegisterBrokerRecord(
                 version=version,
                 broker_id=request.broker_id,

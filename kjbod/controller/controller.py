@@ -28,5 +28,6 @@ class Controller:
         self.features = FeatureControl(image, release)
         self.cluster = ClusterControl(image)
         self.replication = ReplicationControl(image, self.cluster, release)
+        self.cluster.shutdown_handler = self.replication.shutdown_records
         self.reassignment = ReassignmentControl(image, self.cluster, self.replication)
         self.quorum = QuorumControl(image)

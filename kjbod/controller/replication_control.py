@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from kjbod.common.java import JavaRandom
+from kjbod.common.kafka_configs import MIN_INSYNC_REPLICAS
 from kjbod.common.kafka_uuid import DirectoryId, Uuid
 from kjbod.common.versions import MetadataVersion
 from kjbod.controller.cluster_control import ClusterControl
@@ -28,6 +29,7 @@ from kjbod.common.kafka_release import NEWEST, KafkaRelease
 from kjbod.controller.working import WorkingImage, working_image
 from kjbod.errors import UserError
 from kjbod.image import Image, PartitionRegistration
+from kjbod.image.elr import elr_enabled, min_isr_config
 from kjbod.records import (
     CONFIG_RESOURCE_BROKER,
     CONFIG_RESOURCE_TOPIC,
@@ -36,6 +38,7 @@ from kjbod.records import (
     LEADER_RECOVERY_RECOVERED,
     UNFENCE,
     BrokerRegistrationChangeRecord,
+    ClearElrRecord,
     ConfigRecord,
     KjbodPartitionSizeRecord,
     KjbodReplicaLogRecord,
@@ -85,6 +88,9 @@ class PartitionImpact:
     isr_after: tuple[int, ...]
     directories_before: tuple[str, ...]
     directories_after: tuple[str, ...]
+    # Eligible leader replicas (KIP-966), with ELR on.
+    elr_before: tuple[int, ...] = ()
+    elr_after: tuple[int, ...] = ()
 
     @property
     def went_offline(self) -> bool:
@@ -239,7 +245,7 @@ def summarize_changes(before: Image, work: WorkingImage, since: int = 0) -> tupl
         impact.append(
             PartitionImpact(
                 before.topics.name_of(topic_id), partition_id, old.leader, new.leader, old.isr, new.isr,
-                old.directories, new.directories,
+                old.directories, new.directories, old.elr, new.elr,
             )
         )
     return tuple(sorted(impact, key=lambda i: (i.topic, i.partition)))
@@ -304,25 +310,58 @@ class ReplicationControl:
 
         return accept
 
+    @property
+    def elr_enabled(self) -> bool:
+        """eligible.leader.replicas.version >= 1 (FeatureControlManager.isElrFeatureEnabled)."""
+        return elr_enabled(self._image.features)
+
+    def effective_min_isr(self, work: WorkingImage, topic_id: str) -> int:
+        """RCM.getTopicEffectiveMinIsr (4.4.0 :2463-2467): the topic's min.insync.replicas as the
+        active controller resolves it, at most the replication factor of its partition 0."""
+        topic = self._image.topics.get(topic_id)
+        name = topic.name if topic is not None else ""
+        quorum = self._image.quorum
+        controller = quorum.leader_id if quorum.is_modelled else None
+        first = work.partition(topic_id, 0)
+        factor = len(first.replicas) if first is not None else 0
+        return min(min_isr_config(self._image.configs, name, controller), factor)
+
     def change_builder(self, work: WorkingImage, key: PartitionKey, *, remove: int = -1, add: int = -1) -> PartitionChangeBuilder:
         """A PartitionChangeBuilder for the partition as the operation's records so far leave it
-        (`work.build` appends its record), with the leader acceptor of that state."""
+        (`work.build` appends its record), with the leader acceptor of that state, the topic's
+        effective min ISR and the ELR switch (as every builder of Kafka's RCM is made)."""
         partition = work.partition(*key)
         if partition is None:
             raise RuntimeError(f"partition {key[0]}:{key[1]} does not exist")
         acceptor = self.leader_acceptor(partition, remove, add)
-        return PartitionChangeBuilder(partition, key[0], key[1], acceptor, self._mv, self._cluster.default_dir)
+        return PartitionChangeBuilder(
+            partition, key[0], key[1], acceptor, self._mv, self._cluster.default_dir,
+            min_isr=self.effective_min_isr(work, key[0]), elr_enabled=self.elr_enabled,
+        )
 
-    def leader_and_isr_updates(self, work: WorkingImage, partitions: Iterable[PartitionKey], *, remove: int = -1, add: int = -1) -> None:
-        """Take `remove` out of each ISR (electing a new leader where needed), or let `add` lead.
+    def leader_and_isr_updates(
+        self, work: WorkingImage, partitions: Iterable[PartitionKey], *, remove: int = -1, add: int = -1, unclean_shutdown: int = -1
+    ) -> None:
+        """Take `remove` out of each ISR (electing a new leader where needed), or let `add` lead;
+        `unclean_shutdown` leaves the ISR and the ELR and may not lead
+        (generateLeaderAndIsrUpdates, 4.4.0 RCM:2091-2147).
 
         Partitions are taken in (topic id, partition) order, so the records do not depend on how
         the caller's set was built."""
+        gone = {remove, unclean_shutdown} - {-1}
         for key in sorted(partitions):
-            builder = self.change_builder(work, key, remove=remove, add=add)
+            builder = self.change_builder(work, key, remove=remove if remove != -1 else unclean_shutdown, add=add)
             builder.set_election(Election.UNCLEAN if self.unclean_election_enabled(key[0]) else Election.ONLINE)
-            builder.set_target_isr([r for r in builder.partition.isr if r != remove])
+            if unclean_shutdown != -1:
+                builder.set_unclean_shutdown_replicas([unclean_shutdown])
+            builder.set_target_isr([r for r in builder.partition.isr if r not in gone])
             work.build(builder)
+
+    def partitions_with_elr_member(self, image: Image, broker_id: int) -> list[PartitionKey]:
+        """The partitions whose ELR lists the broker (Kafka's BrokersToElrs index): ELR members
+        are replicas, so they are among the broker's replicas."""
+        topics = image.topics
+        return [key for key in topics.index.on_broker.get(broker_id, ()) if broker_id in topics.partition(*key).elr]  # type: ignore[union-attr]
 
     # Broker lifecycle (RCM:1287-1426, 1533-1612) ---------------------------------------------
 
@@ -352,6 +391,20 @@ class ReplicationControl:
                 )
             )
         self.leader_and_isr_updates(work, image.topics.index.in_isr.get(broker_id, []), remove=broker_id)
+
+    def shutdown_records(self, work: WorkingImage, broker_id: int, clean: bool) -> None:
+        """A registered broker's new incarnation: its previous one shut down
+        (handleBrokerShutdown, 4.4.0 RCM:1512-1521). After an unclean shutdown with ELR on it
+        leaves the ISRs and the ELRs and is eligible nowhere until it is back in an ISR;
+        otherwise it is handled as fenced."""
+        image = work.image
+        in_isr = list(image.topics.index.in_isr.get(broker_id, []))
+        if self.elr_enabled and not clean:
+            in_elr = self.partitions_with_elr_member(image, broker_id)
+            self.leader_and_isr_updates(work, in_isr, unclean_shutdown=broker_id)
+            self.leader_and_isr_updates(work, in_elr, unclean_shutdown=broker_id)
+        else:
+            self.leader_and_isr_updates(work, in_isr, remove=broker_id)
 
     def _directories_offline_records(self, work: WorkingImage, broker_id: int, offline: Iterable[str]) -> tuple[str, ...]:
         image = work.image
@@ -469,7 +522,10 @@ class ReplicationControl:
         if broker is None:
             raise ControllerApiError(Errors.BROKER_ID_NOT_REGISTERED, f"Broker ID {broker_id} is not currently registered")
         work = WorkingImage(self._image)
+        # handleBrokerUnregistered (4.4.0 RCM:1453-1460): the partitions with the broker in the
+        # ISR, then those with it in the ELR (where it stays, but can no longer lead).
         self.leader_and_isr_updates(work, self._image.topics.index.in_isr.get(broker_id, []), remove=broker_id)
+        self.leader_and_isr_updates(work, self.partitions_with_elr_member(self._image, broker_id), remove=broker_id)
         work.append(UnregisterBrokerRecord(broker_id=broker_id, broker_epoch=broker.epoch))
         return ControllerResult.of(work.records, BrokerChange(broker_id, "UNREGISTERED", summarize_changes(self._image, work)))
 
@@ -511,6 +567,11 @@ class ReplicationControl:
             ConfigRecord(resource_type=CONFIG_RESOURCE_TOPIC, resource_name=request.name, name=key, value=value)
             for key, value in sorted(request.configs.items())
         )
+        if self.elr_enabled and MIN_INSYNC_REPLICAS in request.configs:
+            # The topic's configs go through incrementalAlterConfig, which follows a
+            # min.insync.replicas ConfigRecord with a ClearElrRecord for its resource
+            # (ConfigurationControlManager.createClearElrRecordsAsNeeded, 4.3.1 :235-255; RCM :845-849).
+            records.append(ClearElrRecord(topic_name=request.name))
         for partition_id, (replicas, isr) in enumerate(zip(assignment, isrs)):
             directories = tuple(self._cluster.default_dir(r) for r in replicas)
             records.append(

@@ -460,8 +460,12 @@ class TopicsDelta:
 
     def replay_clear_elr(self, record: ClearElrRecord) -> None:
         """ClearElrRecord (KIP-966): the ELR and last known ELR of every partition of the named
-        topic, or of every topic when the name is empty, become empty; no epoch moves (4.4.0
-        image/TopicsDelta.java:111-132, ReplicationControlManager.replay(ClearElrRecord))."""
+        topic, or of every topic when the name is empty, become empty (4.4.0
+        image/TopicsDelta.java:111-132, ReplicationControlManager.replay(ClearElrRecord)). Kafka
+        merges a PartitionChangeRecord that sets only those two fields into each partition that
+        has either (TopicDelta.maybeClearElr, :127-133; RCM.removeTopicElrs): the partition
+        epoch moves by one, as every merge moves it (PartitionRegistration.merge), and the
+        leader epoch stays."""
         if record.topic_name:
             topic_id = self._name_index().get(record.topic_name)
             if topic_id is None:
@@ -479,7 +483,9 @@ class TopicsDelta:
             assert topic is not None
             for partition_id, registration in with_elr:
                 self._touch(topic, (topic_id, partition_id))
-                topic.partitions[partition_id] = registration._replace(elr=EMPTY, last_known_elr=EMPTY)
+                topic.partitions[partition_id] = registration._replace(
+                    elr=EMPTY, last_known_elr=EMPTY, partition_epoch=registration.partition_epoch + 1
+                )
 
     def replay_remove_topic(self, record: RemoveTopicRecord) -> str:
         """Remove the topic; returns its name so its configs can go too."""

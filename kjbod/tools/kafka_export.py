@@ -29,7 +29,8 @@ from typing import Any
 from kjbod.common.versions import KRAFT_VERSION
 from kjbod.errors import UserError
 from kjbod.image import Image
-from kjbod.records import FeatureLevelRecord
+from kjbod.image.elr import elr_enabled
+from kjbod.records import FeatureLevelRecord, PartitionRecord
 from kjbod.records.codec import RecordRun
 from kjbod.common.java import hashmap_capacity, hashmap_order
 from kjbod.records.wire import CONTROL_MODELS, MODELLED_RECORDS, encode_record, encode_run
@@ -68,9 +69,26 @@ class KafkaExport:
         }
 
 
+def _without_elr(run: RecordRun) -> RecordRun:
+    """PartitionRecords without their ELR fields (null: the tags are not written)."""
+    columns = dict(run.columns)
+    for name in ("eligible_leader_replicas", "last_known_elr"):
+        if name in columns:
+            columns[name] = [None] * run.count
+    return RecordRun(run.record_type, run.version, run.count, columns)
+
+
 def _values(image: Image, result: KafkaExport) -> Iterator[bytes]:
-    """The framed values of the image's Kafka records, in MetadataImage.write's order."""
+    """The framed values of the image's Kafka records, in MetadataImage.write's order. A
+    partition's ELR and last known ELR are written only while ELR is enabled
+    (PartitionRegistration.toRecord, 4.4.0 metadata/PartitionRegistration.java:376-408, with
+    ImageWriterOptions.isEligibleLeaderReplicasEnabled = the image's eligible.leader.replicas.version
+    >= 1): a cluster that disabled ELR keeps stale lists until each partition's next change, and
+    its snapshot drops them."""
+    elr = elr_enabled(image.features)
     for entry in image.write():
+        if isinstance(entry, RecordRun) and entry.record_type is PartitionRecord and not elr:
+            entry = _without_elr(entry)
         if isinstance(entry, RecordRun):
             name = entry.record_type.__name__
             if name in MODELLED_RECORDS:

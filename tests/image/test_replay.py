@@ -199,7 +199,9 @@ def test_a_feature_kjbod_does_not_know_is_kept_as_its_level() -> None:
     # release's level of a feature kjbod knows too.
     assert replay_all(image, [FeatureLevelRecord(name="group.version", feature_level=7)]).features.level("group.version") == 7
 
-def test_a_clear_elr_record_empties_the_elr_of_one_topic_or_of_all_without_moving_an_epoch() -> None:
+def test_a_clear_elr_record_empties_the_elr_of_one_topic_or_of_all_moving_the_partition_epoch() -> None:
+    # Kafka merges a PartitionChangeRecord with only the two ELR fields (TopicDelta.maybeClearElr,
+    # 4.4.0 :127-133): partition epoch + 1, leader epoch kept; partitions without ELR untouched.
     other = "AAAAAAAAAAAAAAAAAAAAQA"
     elr = dict(version=2, eligible_leader_replicas=(2,), last_known_elr=(3,))
     base = replay_all(EMPTY_IMAGE, [
@@ -215,7 +217,8 @@ def test_a_clear_elr_record_empties_the_elr_of_one_topic_or_of_all_without_movin
     assert one.topics.get(other) is base.topics.get(other)  # a topic the record does not touch is shared
     every = replay_all(base, [ClearElrRecord(topic_name="")])
     cleared = every.topics.partition(other, 0)
-    assert cleared.last_known_elr == () and (cleared.leader_epoch, cleared.partition_epoch) == (4, 7)
+    assert cleared.last_known_elr == () and (cleared.leader_epoch, cleared.partition_epoch) == (4, 8)
+    assert every.topics.partition(other, 1) is base.topics.partition(other, 1)
     assert every.topics.partition(T, 0).elr == ()
     with pytest.raises(ReplayError, match="Unable to clear elr for topic with name gone: no such topic found."):
         replay_all(base, [ClearElrRecord(topic_name="gone")])

@@ -12,6 +12,7 @@ import re
 import shutil
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -112,9 +113,9 @@ CONTROLLER_OVERRIDES = {
 LIVE_RELEASE_VERSION = "4.3-IV0"
 
 
-@pytest.fixture(scope="session")
-def kafka_cluster(kafka_version: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
-    home = tmp_path_factory.mktemp(f"kafka-{kafka_version}")
+@contextmanager
+def running_cluster(kafka_version: str, home: Path) -> Iterator[KafkaCluster]:
+    """A cluster formatted by Kafka at LIVE_RELEASE_VERSION, started, and stopped at the end."""
     cluster = KafkaCluster(kafka_version, home, controller_overrides=dict(CONTROLLER_OVERRIDES))
     cluster.configure()
     cluster.format_with_kafka("--release-version", LIVE_RELEASE_VERSION)
@@ -123,6 +124,12 @@ def kafka_cluster(kafka_version: str, tmp_path_factory: pytest.TempPathFactory) 
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster(kafka_version: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
+    with running_cluster(kafka_version, tmp_path_factory.mktemp(f"kafka-{kafka_version}")) as cluster:
+        yield cluster
 
 
 @dataclass

@@ -14,9 +14,8 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
 
-from tests.kafka.conftest import Live, kjbod, strict_xfail
+from tests.kafka.conftest import Live, kjbod
 
 UUID = re.compile(r"^[A-Za-z0-9_-]{22}$")
 INTEGER = re.compile(r"^-?\d+$")
@@ -46,9 +45,9 @@ def test_topic_describe_partitions(live: Live) -> None:
     assert all("\tDirectories: " in line for line in ours.lines if line.startswith("\t"))
 
 
-def test_topic_describe(live: Live, request: pytest.FixtureRequest) -> None:
-    strict_xfail(request, ("4.3.1", "4.4.0"), "issue 28: Kafka lists the cluster-wide min.insync.replicas=1 the controller "
-                 "finalizes with ELR (a DYNAMIC_DEFAULT_BROKER_CONFIG) first in the Configs of a topic without its own")
+def test_topic_describe(live: Live) -> None:
+    """Every line, Configs included: with ELR on the bootstrap's cluster-wide min.insync.replicas=1
+    (a DYNAMIC_DEFAULT_BROKER_CONFIG) is listed with the topic's own configs, in HashMap order."""
     ours = kjbod("topic", "describe", state=live.state)
     assert _without_kjbod_columns(ours.lines) == live.kafka["topics"].lines
 

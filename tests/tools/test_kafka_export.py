@@ -145,6 +145,10 @@ def cluster_states(draw: st.DrawFn) -> list[Record]:
     records: list[Record] = [FeatureLevelRecord(name="metadata.version", feature_level=level)]
     if draw(st.booleans()):
         records.append(FeatureLevelRecord(name="group.version", feature_level=1))
+    # A partition's ELR is exported only with ELR enabled (test_elr_is_exported_only_while_enabled).
+    elr = mv.elr_supported and draw(st.booleans())
+    if elr:
+        records.append(FeatureLevelRecord(name="eligible.leader.replicas.version", feature_level=1))
     broker_ids = draw(st.lists(st.integers(0, 50), min_size=1, max_size=5, unique=True))
     # Directory ids are unique across the cluster and never reserved (KIP-858).
     pool = draw(st.lists(uuids.filter(lambda u: not DirectoryId.reserved(u)), min_size=3 * len(broker_ids), max_size=3 * len(broker_ids), unique=True))
@@ -195,8 +199,8 @@ def cluster_states(draw: st.DrawFn) -> list[Record]:
                     leader_epoch=draw(st.integers(0, 2**31 - 1)),
                     partition_epoch=draw(st.integers(0, 2**31 - 1)),
                     directories=directories,
-                    eligible_leader_replicas=tuple(draw(st.lists(st.sampled_from(replicas), unique=True))) or None if mv.elr_supported else None,
-                    last_known_elr=tuple(draw(st.lists(st.sampled_from(replicas), unique=True))) or None if mv.elr_supported else None,
+                    eligible_leader_replicas=tuple(draw(st.lists(st.sampled_from(replicas), unique=True))) or None if elr else None,
+                    last_known_elr=tuple(draw(st.lists(st.sampled_from(replicas), unique=True))) or None if elr else None,
                 )
             )
         if draw(st.booleans()):
@@ -212,6 +216,24 @@ def test_any_state_round_trips_through_kafkas_format(tmp_path_factory: pytest.Te
     image = replay_all(EMPTY_IMAGE, records)
     path = export_kafka_snapshot(image, tmp_path_factory.mktemp("export") / "s.checkpoint", timestamp_ms=T).path
     assert_same_cluster(reimported(path), image)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_elr_is_exported_only_while_enabled(tmp_path: Path, enabled: bool) -> None:
+    """PartitionRegistration.toRecord (4.4.0 :376-408) writes ELR and LastKnownElr only when
+    the image has eligible.leader.replicas.version >= 1 (ImageWriterOptions): a cluster that
+    disabled ELR keeps the lists in memory and its snapshot drops them."""
+    image = replay_all(EMPTY_IMAGE, [
+        FeatureLevelRecord(name="metadata.version", feature_level=30),
+        FeatureLevelRecord(name="eligible.leader.replicas.version", feature_level=1 if enabled else 0),
+        TopicRecord(name="t", topic_id="cJ3rE4bvQc2w5Y0kT1q9Zg"),
+        PartitionRecord(version=2, topic_id="cJ3rE4bvQc2w5Y0kT1q9Zg", partition_id=0, replicas=(1, 2, 3), isr=(), leader=-1,
+                        eligible_leader_replicas=(1, 2), last_known_elr=(1,)),
+    ])
+    assert image.topics.partition("cJ3rE4bvQc2w5Y0kT1q9Zg", 0).elr == (1, 2)
+    back = reimported(export_kafka_snapshot(image, tmp_path / "s.checkpoint", timestamp_ms=T).path)
+    partition = back.topics.partition("cJ3rE4bvQc2w5Y0kT1q9Zg", 0)
+    assert (partition.elr, partition.last_known_elr) == (((1, 2), (1,)) if enabled else ((), ()))
 
 
 def test_a_synthetic_cluster_round_trips_with_its_paths_and_sizes(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from kjbod.errors import UserError
 from kjbod.image import Image, PartitionRegistration, TopicImage
 from kjbod.image.columns import PartitionTable, sum_by
 from kjbod.records import CONFIG_RESOURCE_TOPIC
+from kjbod.tools.cluster.topic_configs_view import described_topic_configs
 
 
 def replica_offline(image: Image, partition: PartitionRegistration, replica: int) -> bool:
@@ -130,8 +131,7 @@ def broker_details(image: Image, broker_id: int) -> dict[str, Any]:
 
 
 def _topic_configs(image: Image, topic: TopicImage) -> str:
-    configs = image.configs.get(CONFIG_RESOURCE_TOPIC, topic.name)
-    return ",".join(f"{k}={v}" for k, v in sorted(configs.items()))
+    return ",".join(f"{k}={v}" for k, v in described_topic_configs(image, topic.name))
 
 
 def _partition_line(image: Image, topic: TopicImage, partition_id: int, p: PartitionRegistration) -> str:
@@ -181,6 +181,8 @@ def describe_topics(
                     "isr": list(p.isr),
                     "addingReplicas": list(p.adding_replicas),
                     "removingReplicas": list(p.removing_replicas),
+                    "eligibleLeaderReplicas": list(p.elr),
+                    "lastKnownElr": list(p.last_known_elr),
                     "directories": [
                         {"broker": b, "directoryId": d, "label": image.cluster.directory_label(b, d)} for b, d in zip(p.replicas, p.directories)
                     ],

@@ -92,6 +92,7 @@ def registration_request(
     supported_features: Sequence[str],
     release: KafkaRelease,
     capacities: Sequence[str] = (),
+    clean_shutdown: bool = True,
 ) -> tuple[BrokerRegistrationRequest, list[str]]:
     """The request, and notes for the operator (directories that could not be read).
     `capacities` are PATH=BYTES: the size of a log directory's disk (the planner's capacity).
@@ -120,6 +121,7 @@ def registration_request(
         rack=rack,
         supported_features=_features(supported_features, release),
         cluster_id=cluster_id,
+        clean_shutdown=clean_shutdown,
     )
     return request, notes
 

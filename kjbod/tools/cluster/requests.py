@@ -137,6 +137,8 @@ def impact_lines(impacts: Sequence[PartitionImpact]) -> list[str]:
             changes.append(f"leader {_leader(item.leader_before)} -> {_leader(item.leader_after)}")
         if item.isr_before != item.isr_after:
             changes.append(f"ISR {_brokers(item.isr_before)} -> {_brokers(item.isr_after)}")
+        if item.elr_before != item.elr_after:
+            changes.append(f"ELR {_brokers(item.elr_before)} -> {_brokers(item.elr_after)}")
         if item.directories_before != item.directories_after:
             changes.append("directories changed")
         if item.leader_before == item.leader_after and not changes:
@@ -157,6 +159,8 @@ def impact_json(impacts: Sequence[PartitionImpact]) -> list[dict[str, Any]]:
             "isrAfter": list(item.isr_after),
             "directoriesBefore": list(item.directories_before),
             "directoriesAfter": list(item.directories_after),
+            "elrBefore": list(item.elr_before),
+            "elrAfter": list(item.elr_after),
         }
         for item in impacts
     ]
