@@ -61,6 +61,7 @@ optimum lies between the bound printed and it.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -567,6 +568,36 @@ class Side:
     proven: int = 0  # cases whose optimum the solvers proved (within 0.1%)
 
 
+class OptimumCache:
+    """The solvers' results kept between runs (the solvers are the expensive part), in one JSON
+    file, keyed by the case's input files, the bands and the time limit: a rerun with a changed
+    planner solves only the bands it has not seen (a plan that misses a band differently)."""
+
+    def __init__(self, path: Path, inputs: Path, time_limit: float) -> None:
+        digest = hashlib.sha256()
+        for name in ("brokers.json", "assignment.json", "log-dirs.txt"):
+            digest.update((inputs / name).read_bytes())
+        self.path, self.case, self.time_limit = path, digest.hexdigest(), time_limit
+
+    def _key(self, bands: Bands) -> str:
+        return hashlib.sha256(repr((self.case, self.time_limit, bands)).encode()).hexdigest()
+
+    def _entries(self) -> dict[str, Any]:
+        return json.loads(self.path.read_text()) if self.path.exists() else {}
+
+    def get(self, bands: Bands) -> Optimum | None:
+        entry = self._entries().get(self._key(bands))
+        return Optimum(entry["status"], entry["moved"], entry["bound"], entry["seconds"]) if entry else None
+
+    def put(self, bands: Bands, optimum: Optimum) -> Optimum:
+        entries = self._entries()
+        entries[self._key(bands)] = {"status": optimum.status, "moved": optimum.moved, "bound": optimum.bound, "seconds": optimum.seconds}
+        partial = self.path.with_suffix(".partial")
+        partial.write_text(json.dumps(entries))
+        partial.replace(self.path)
+        return optimum
+
+
 def run_case(seed: int, sides: list[Side], args: argparse.Namespace) -> None:
     shape = shape_of(seed)
     case = args.work / f"case-{seed:03d}"
@@ -576,10 +607,11 @@ def run_case(seed: int, sides: list[Side], args: argparse.Namespace) -> None:
         (inputs / "ready").write_text("")
     cluster = read_cluster(inputs)
     solved: dict[Bands, Optimum] = {}
+    cache = OptimumCache(args.work / "optima.json", inputs, args.time_limit)
 
     def optimum_of(bands: Bands, start: Placement) -> Optimum:
         if bands not in solved:
-            solved[bands] = solve(cluster, bands, args.time_limit, as_start(cluster, start))
+            solved[bands] = cache.get(bands) or cache.put(bands, solve(cluster, bands, args.time_limit, as_start(cluster, start)))
         return solved[bands]
 
     cells = []
@@ -630,6 +662,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", type=int, default=50)
     parser.add_argument("--first-seed", type=int, default=1)
+    parser.add_argument("--seeds", help="comma-separated seeds to run instead of --cases from --first-seed (e.g. 48,3,10)")
     parser.add_argument("--baseline", type=Path, help="also plan every case with this checkout's kjbod (the code before a change)")
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds the solvers may spend on one problem")
     parser.add_argument("--work", type=Path, default=Path("/tmp/kjbod-bench-optimum"))
@@ -642,12 +675,13 @@ def main() -> int:
         )
         if not where.stdout.startswith(str(side.tree)):
             raise SystemExit(f"{side.name}: kjbod is imported from {where.stdout.strip()}, not from {side.tree}")
-    print(f"kjbod bench_optimum: {args.cases} cases from seed {args.first_seed}; {', '.join(f'{s.name} = {s.tree}' for s in sides)}; "
+    print(f"kjbod bench_optimum: {f'seeds {args.seeds}' if args.seeds else f'{args.cases} cases from seed {args.first_seed}'}; {', '.join(f'{s.name} = {s.tree}' for s in sides)}; "
           f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     header = "| case | shape | optimum | " + " | ".join(f"{s.name}: moved / optimum | {s.name}: lower bound / optimum" for s in sides) + " |"
     print(header)
     print("|" + "---|" * (header.count("|") - 1))
-    for seed in range(args.first_seed, args.first_seed + args.cases):
+    seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else range(args.first_seed, args.first_seed + args.cases)
+    for seed in seeds:
         run_case(seed, sides, args)
     print()
     for side in sides:
