@@ -380,6 +380,7 @@ def plan(t: ClusterTables, request: PlanRequest, engine: Engine, progress: Calla
     goal = request.goal
     if goal is not Goal.REBALANCE_DISKS:
         _phase_brokers(t, request, setup, placement, engine, result, budget, targets, progress)
+    placement.broker = cancel_swaps(t, placement.broker, leave=t.partitions_with(setup.offline))
     result.new_broker = placement.broker
     progress("Placing replicas in log directories")
     finish_directories = _phase_directories(t, request, setup, placement, engine, result, budget)
@@ -402,6 +403,38 @@ def plan(t: ClusterTables, request: PlanRequest, engine: Engine, progress: Calla
         )
     _explain_rack_violations(t, request, setup, result)
     result.budget_exhausted = budget.exhausted
+    return result
+
+
+def cancel_swaps(t: ClusterTables, broker: np.ndarray, leave: np.ndarray) -> np.ndarray:
+    """Where each replica ends, with no replica leaving a broker its partition still ends on.
+
+    The rounds can move a replica of a partition off broker A and later another replica of the
+    same partition onto A: the partition keeps A, and the plan (a list of brokers per partition)
+    shows one move where the replicas made two. Each partition's final brokers are kept; the
+    replica that was on a broker the partition keeps stays there (in its directory), and the
+    replicas that leave take the brokers the partition gains, a replica keeping its own target
+    where that is one of them. Counts, bytes and racks per broker are those of the rounds; fewer
+    replicas move, and fewer leave their in-sync set at once. Partitions `leave` marks (those
+    with a replica in an offline directory, whose moves follow their own rules) are left as
+    they are."""
+    n = t.broker_count
+    home_key = t.rep_part.astype(np.int64) * n + t.rep_broker
+    final_key = t.rep_part.astype(np.int64) * n + broker
+    open_ = ~leave[t.rep_part]
+    stays = np.isin(home_key, final_key) & open_  # its broker is one the partition keeps
+    gained = ~np.isin(final_key, home_key) & open_  # a broker the partition did not have
+    if not (stays & (broker != t.rep_broker)).any():
+        return broker
+    result = np.where(stays, t.rep_broker, broker)
+    # Replicas leaving whose own target is not a gained broker (they moved onto a broker the
+    # partition keeps) take the gained brokers no leaving replica targets, partition by partition.
+    # (A gained broker held in the row of a replica that stays is free; per partition there are
+    # as many as leaving replicas without a gained target.) Rows are sorted by partition: pair in order.
+    unpaired = np.flatnonzero(~stays & ~gained & open_)
+    free = np.flatnonzero(stays & gained)
+    assert np.array_equal(t.rep_part[unpaired], t.rep_part[free])
+    result[unpaired] = broker[free]
     return result
 
 
