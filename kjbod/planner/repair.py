@@ -152,9 +152,11 @@ class Repair:
 
     def _replacements(self) -> bool:
         """Moves replaced by cheaper ones with the same effect on counts: a replica r that moved
-        from A to B goes back to A, and a smaller replica q still on A goes to B instead, when
-        both brokers' bytes stay in their bands (no penalty grows) and the rules allow both.
-        The largest moves first; per one, the smallest q that keeps the bands."""
+        from A to B goes back to A, and a replica q on A goes to B instead: one still on its
+        original broker and smaller than r (it costs its size), one that had moved to A (it
+        costs nothing more), or one whose original broker is B (it goes back too). Taken when
+        both brokers' bytes stay in their bands (no penalty grows) and the rules allow both
+        moves; the largest r first, and per r the cheapest q, then the one nearest r's size."""
         t, placement = self.t, self.placement
         current = placement.broker
         home = t.rep_broker
@@ -162,29 +164,31 @@ class Repair:
         if away.size == 0:
             return False
         away = away[np.argsort(-t.rep_size[away], kind="stable")][:REPLACED]
-        staying = np.flatnonzero(self.movable & (current == home))
-        order = staying[np.lexsort((t.rep_size[staying], home[staying]))]
-        owner = home[order]
-        sizes_sorted = t.rep_size[order]
-        starts = np.searchsorted(owner, np.arange(t.broker_count + 1))
+        candidates = np.flatnonzero(self.movable)
+        order = candidates[np.argsort(current[candidates], kind="stable")]
+        starts = np.searchsorted(current[order], np.arange(t.broker_count + 1))
         loads = placement.loads
         taken = False
         for r in away.tolist():
             a, b = int(home[r]), int(current[r])
+            if int(placement.broker[r]) != b:
+                continue  # it moved in this pass
             size = float(t.rep_size[r])
-            # q's least size: A takes size - q more, B gives size - q.
-            room_a = self.byte_high_l[a] - loads[a]
-            slack_b = loads[b] - self.byte_low_l[b]
-            least = size - max(min(room_a, slack_b), 0.0)
-            lo, hi = int(starts[a]), int(starts[a + 1])
-            i = lo + int(np.searchsorted(sizes_sorted[lo:hi], least))
-            for q in order[i:hi].tolist():
-                q_size = float(t.rep_size[q])
-                if q_size >= size:
-                    break
-                if int(placement.broker[q]) != a or q == r:
-                    continue
-                if int(t.rep_part[q]) == int(t.rep_part[r]) or not self._allowed(q, b) or not self._allowed(r, a):
+            qs = order[int(starts[a]) : int(starts[a + 1])]
+            qs = qs[(current[qs] == a) & (t.rep_part[qs] != t.rep_part[r])]
+            if qs.size == 0:
+                continue
+            q_size = t.rep_size[qs]
+            # A takes size - q_size more, B gives as much: both stay in their byte bands.
+            least = size - max(min(self.byte_high_l[a] - loads[a], loads[b] - self.byte_low_l[b]), 0.0)
+            most = size + max(min(loads[a] - self.byte_low_l[a], self.byte_high_l[b] - loads[b]), 0.0)
+            q_cost = np.where(home[qs] == a, q_size, np.where(home[qs] == b, -q_size, 0.0))
+            fits = (q_size >= least) & (q_size <= most) & (q_cost < size)
+            if not fits.any():
+                continue
+            qs, q_cost, q_size = qs[fits], q_cost[fits], q_size[fits]
+            for q in qs[np.lexsort((np.abs(q_size - size), q_cost))][:8].tolist():
+                if not self._allowed(q, b) or not self._allowed(r, a):
                     continue
                 penalty, cost = self._gain([(r, a), (q, b)])
                 if not self._worth(penalty, cost):
