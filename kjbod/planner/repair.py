@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from kjbod.planner.tables import ClusterTables
 
 COUNT_WEIGHT = 1e4  # a replica outside the count band, in mean byte targets
-BYTE_WEIGHT = 10.0  # a byte outside the byte band, against a byte moved
+BYTE_WEIGHT = 2.0  # a byte outside the byte band, against a byte moved
 # Passes over the candidates, each taking every valid move it finds: while brokers are outside
 # a band, then giving moves back. Each pass checks at most CHECKED single moves and REPLACED
 # replacements against the rules (one by one, in Python): the pass costs the same at any scale.
