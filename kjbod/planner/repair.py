@@ -37,7 +37,8 @@ GIVE_BACK_PASSES = 2
 PARTNERS = 16  # per pass, the brokers furthest over (and under) their targets that are looked at besides those outside a band
 REPLACED = 2_000  # per pass, the largest moves looked at for a cheaper replacement
 CHECKED = 5_000  # per pass, the best-scored single moves checked against the rules
-EXCHANGE_SIDE = 256  # per broker, the replicas an exchange considers (nearest in size to what would even the pair out)
+EXCHANGE_SIDE = 64  # per replica of A, the replicas of B an exchange scores (nearest in size to what would even the pair out)
+EXCHANGES_CHECKED = 512  # per pair of brokers, the best-scored exchanges checked against the rules
 
 
 class Repair:
@@ -137,7 +138,8 @@ class Repair:
         for _ in range(FIX_PASSES):
             if not self._outside().any():
                 break
-            if not self._single_moves(fixing=True) and not self._exchanges():
+            moved = self._single_moves(fixing=True)
+            if not self._exchanges() and not moved:
                 break
         for _ in range(GIVE_BACK_PASSES):
             returned = self._single_moves(fixing=False)
@@ -298,7 +300,7 @@ class Repair:
         # Per replica of a, the replicas of the partner nearest to size_a - want.
         order_b = np.argsort(size_b, kind="stable")
         near = np.searchsorted(size_b[order_b], size_a - want)
-        window = np.arange(-EXCHANGE_SIDE // 32, EXCHANGE_SIDE // 32)
+        window = np.arange(-EXCHANGE_SIDE // 2, EXCHANGE_SIDE // 2)
         pick = np.clip(near[:, None] + window[None, :], 0, from_b.size - 1)
         rep_a = np.repeat(from_a, window.size)
         rep_b = from_b[order_b[pick.reshape(-1)]]
@@ -314,7 +316,7 @@ class Repair:
         if not good.any():
             return False
         order = np.flatnonzero(good)[np.argsort((penalty + cost)[good], kind="stable")]
-        for i in order[:64].tolist():
+        for i in order[:EXCHANGES_CHECKED].tolist():
             r1, r2 = int(rep_a[i]), int(rep_b[i])
             if not (self._allowed(r1, partner) and self._allowed(r2, a)):
                 continue
