@@ -3,7 +3,7 @@ clusters, found by exact solvers from PyPI (HiGHS through highspy, a MILP; OR-To
 the plan's own targets and hard rules (issue 30).
 
     pip install -e '.[bench]'                       # highspy, ortools, scipy
-    flock /work/notes/heavy.lock python bench/bench_optimum.py [--cases 50] [--first-seed 1]
+    flock /work/notes/heavy.lock python bench/bench_optimum.py [--cases 50] [--first-seed 1 | --seeds 3,48]
         [--baseline DIR] [--time-limit 60] [--work /tmp/kjbod-bench-optimum]
 
 Each case is a cluster from bench/synthetic.py, drawn from its seed: 6-10 brokers of which 1-2
@@ -55,7 +55,14 @@ its best plan within 0.1% of the optimum by then, CP-SAT for the other half, sta
 best plan so far (each proves cases quickly that the other does not). CP-SAT needs whole
 numbers: its sizes are MiB, and its plans meet the bands to within half a MiB per replica. A
 case not proven within 0.1% says `time limit`: its ratio is against the best plan found, and the
-optimum lies between the bound printed and it.
+optimum lies between the bound printed and it. CP-SAT's rounding lets its plans miss a byte band by
+up to half a MiB per replica of the case (about 0.5 GiB at 160 partitions): a lower bound can come
+out up to about 0.1% above an optimum CP-SAT proved (case 48).
+
+The solvers' results are kept in WORK/optima.json, keyed by the case's input files, the bands and
+--time-limit (not by the plan they start from): a rerun solves only bands it has not seen, so
+splitting the 50 cases into chunks (--first-seed/--cases, or --seeds), or planning again after a
+change, costs the solver time of the new bands alone. Delete the file to solve everything again.
 """
 
 from __future__ import annotations
