@@ -419,13 +419,22 @@ def cancel_swaps(t: ClusterTables, broker: np.ndarray, leave: np.ndarray) -> np.
     replicas move, and fewer leave their in-sync set at once. Partitions `leave` marks (those
     with a replica in an offline directory, whose moves follow their own rules) are left as
     they are."""
-    n = t.broker_count
     # Only the rows of partitions with a moved replica (a few percent of a balanced cluster's).
-    rows = np.flatnonzero((t.partitions_with(broker != t.rep_broker) & ~leave)[t.rep_part])
-    home_key = t.rep_part[rows].astype(np.int64) * n + t.rep_broker[rows]
-    final_key = t.rep_part[rows].astype(np.int64) * n + broker[rows]
-    stays = np.isin(home_key, final_key)  # its broker is one the partition keeps
-    gained = ~np.isin(final_key, home_key)  # a broker the partition did not have
+    touched = np.flatnonzero(t.partitions_with(broker != t.rep_broker) & ~leave)
+    if touched.size == 0:
+        return broker
+    # Each touched partition's home and final brokers as a row of a small matrix (replication
+    # factors are small): membership is then a comparison of every slot with every other.
+    rf = np.diff(t.part_offsets)[touched]
+    local = np.repeat(np.arange(touched.size), rf)
+    slot = np.arange(int(rf.sum())) - np.repeat(np.cumsum(rf) - rf, rf)
+    rows = t.part_offsets[touched][local] + slot
+    home = np.full((touched.size, int(rf.max())), -1, dtype=np.int64)
+    final = np.full((touched.size, int(rf.max())), -2, dtype=np.int64)
+    home[local, slot] = t.rep_broker[rows]
+    final[local, slot] = broker[rows]
+    stays = (home[local, slot][:, None] == final[local]).any(axis=1)  # its broker is one the partition keeps
+    gained = ~(final[local, slot][:, None] == home[local]).any(axis=1)  # a broker the partition did not have
     if not (stays & (broker[rows] != t.rep_broker[rows])).any():
         return broker
     result = broker.copy()

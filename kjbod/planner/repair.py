@@ -35,7 +35,7 @@ BYTE_WEIGHT = 2.0  # a byte outside the byte band, against a byte moved
 FIX_PASSES = 8
 GIVE_BACK_PASSES = 2
 PARTNERS = 16  # per pass, the brokers furthest over (and under) their targets that are looked at besides those outside a band
-REPLACED = 2_000  # per pass, the largest moves looked at for a cheaper replacement
+REPLACED = 500  # per pass, the largest moves looked at for a cheaper replacement
 CHECKED = 5_000  # per pass, the best-scored single moves checked against the rules
 EXCHANGE_SIDE = 64  # per replica of A, the replicas of B an exchange scores (nearest in size to what would even the pair out)
 EXCHANGES_CHECKED = 512  # per pair of brokers, the best-scored exchanges checked against the rules
@@ -166,7 +166,7 @@ class Repair:
         if away.size == 0:
             return False
         away = away[np.argsort(-t.rep_size[away], kind="stable")][:REPLACED]
-        candidates = np.flatnonzero(self.movable)
+        candidates = np.flatnonzero(self.movable & np.isin(current, home[away]))  # on the brokers the moves came from
         order = candidates[np.argsort(current[candidates], kind="stable")]
         starts = np.searchsorted(current[order], np.arange(t.broker_count + 1))
         loads = placement.loads
