@@ -3,7 +3,7 @@ clusters, found by exact solvers from PyPI (HiGHS through highspy, a MILP; OR-To
 the plan's own targets and hard rules (issue 30).
 
     pip install -e '.[bench]'                       # highspy, ortools, scipy
-    flock /work/notes/heavy.lock python bench/bench_optimum.py [--cases 50] [--first-seed 1]
+    flock /work/notes/heavy.lock python bench/bench_optimum.py [--cases 50] [--first-seed 1 | --seeds 3,48]
         [--baseline DIR] [--time-limit 60] [--work /tmp/kjbod-bench-optimum]
 
 Each case is a cluster from bench/synthetic.py, drawn from its seed: 6-10 brokers of which 1-2
@@ -55,12 +55,20 @@ its best plan within 0.1% of the optimum by then, CP-SAT for the other half, sta
 best plan so far (each proves cases quickly that the other does not). CP-SAT needs whole
 numbers: its sizes are MiB, and its plans meet the bands to within half a MiB per replica. A
 case not proven within 0.1% says `time limit`: its ratio is against the best plan found, and the
-optimum lies between the bound printed and it.
+optimum lies between the bound printed and it. CP-SAT's rounding lets its plans miss a byte band by
+up to half a MiB per replica of the case (about 0.5 GiB at 160 partitions): a lower bound can come
+out up to about 0.1% above an optimum CP-SAT proved (case 48).
+
+The solvers' results are kept in WORK/optima.json, keyed by the case's input files, the bands and
+--time-limit (not by the plan they start from): a rerun solves only bands it has not seen, so
+splitting the 50 cases into chunks (--first-seed/--cases, or --seeds), or planning again after a
+change, costs the solver time of the new bands alone. Delete the file to solve everything again.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -567,6 +575,36 @@ class Side:
     proven: int = 0  # cases whose optimum the solvers proved (within 0.1%)
 
 
+class OptimumCache:
+    """The solvers' results kept between runs (the solvers are the expensive part), in one JSON
+    file, keyed by the case's input files, the bands and the time limit: a rerun with a changed
+    planner solves only the bands it has not seen (a plan that misses a band differently)."""
+
+    def __init__(self, path: Path, inputs: Path, time_limit: float) -> None:
+        digest = hashlib.sha256()
+        for name in ("brokers.json", "assignment.json", "log-dirs.txt"):
+            digest.update((inputs / name).read_bytes())
+        self.path, self.case, self.time_limit = path, digest.hexdigest(), time_limit
+
+    def _key(self, bands: Bands) -> str:
+        return hashlib.sha256(repr((self.case, self.time_limit, bands)).encode()).hexdigest()
+
+    def _entries(self) -> dict[str, Any]:
+        return json.loads(self.path.read_text()) if self.path.exists() else {}
+
+    def get(self, bands: Bands) -> Optimum | None:
+        entry = self._entries().get(self._key(bands))
+        return Optimum(entry["status"], entry["moved"], entry["bound"], entry["seconds"]) if entry else None
+
+    def put(self, bands: Bands, optimum: Optimum) -> Optimum:
+        entries = self._entries()
+        entries[self._key(bands)] = {"status": optimum.status, "moved": optimum.moved, "bound": optimum.bound, "seconds": optimum.seconds}
+        partial = self.path.with_suffix(".partial")
+        partial.write_text(json.dumps(entries))
+        partial.replace(self.path)
+        return optimum
+
+
 def run_case(seed: int, sides: list[Side], args: argparse.Namespace) -> None:
     shape = shape_of(seed)
     case = args.work / f"case-{seed:03d}"
@@ -576,10 +614,11 @@ def run_case(seed: int, sides: list[Side], args: argparse.Namespace) -> None:
         (inputs / "ready").write_text("")
     cluster = read_cluster(inputs)
     solved: dict[Bands, Optimum] = {}
+    cache = OptimumCache(args.work / "optima.json", inputs, args.time_limit)
 
     def optimum_of(bands: Bands, start: Placement) -> Optimum:
         if bands not in solved:
-            solved[bands] = solve(cluster, bands, args.time_limit, as_start(cluster, start))
+            solved[bands] = cache.get(bands) or cache.put(bands, solve(cluster, bands, args.time_limit, as_start(cluster, start)))
         return solved[bands]
 
     cells = []
@@ -630,6 +669,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", type=int, default=50)
     parser.add_argument("--first-seed", type=int, default=1)
+    parser.add_argument("--seeds", help="comma-separated seeds to run instead of --cases from --first-seed (e.g. 48,3,10)")
     parser.add_argument("--baseline", type=Path, help="also plan every case with this checkout's kjbod (the code before a change)")
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds the solvers may spend on one problem")
     parser.add_argument("--work", type=Path, default=Path("/tmp/kjbod-bench-optimum"))
@@ -642,12 +682,13 @@ def main() -> int:
         )
         if not where.stdout.startswith(str(side.tree)):
             raise SystemExit(f"{side.name}: kjbod is imported from {where.stdout.strip()}, not from {side.tree}")
-    print(f"kjbod bench_optimum: {args.cases} cases from seed {args.first_seed}; {', '.join(f'{s.name} = {s.tree}' for s in sides)}; "
+    print(f"kjbod bench_optimum: {f'seeds {args.seeds}' if args.seeds else f'{args.cases} cases from seed {args.first_seed}'}; {', '.join(f'{s.name} = {s.tree}' for s in sides)}; "
           f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     header = "| case | shape | optimum | " + " | ".join(f"{s.name}: moved / optimum | {s.name}: lower bound / optimum" for s in sides) + " |"
     print(header)
     print("|" + "---|" * (header.count("|") - 1))
-    for seed in range(args.first_seed, args.first_seed + args.cases):
+    seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else range(args.first_seed, args.first_seed + args.cases)
+    for seed in seeds:
         run_case(seed, sides, args)
     print()
     for side in sides:

@@ -32,6 +32,7 @@ from kjbod.errors import UserError
 from kjbod.planner.engine import Engine
 from kjbod.planner.kernels import DIRECTORY, SHED
 from kjbod.planner.leaders import balance_leaders
+from kjbod.planner.repair import Repair
 from kjbod.planner.request import Goal, PlanRequest, RackMode
 from kjbod.planner.tables import BROKER_CHOOSES, NO_RACK, UNKNOWN_DIR, ClusterTables
 
@@ -380,6 +381,7 @@ def plan(t: ClusterTables, request: PlanRequest, engine: Engine, progress: Calla
     goal = request.goal
     if goal is not Goal.REBALANCE_DISKS:
         _phase_brokers(t, request, setup, placement, engine, result, budget, targets, progress)
+    placement.broker = cancel_swaps(t, placement.broker, leave=t.partitions_with(setup.offline))
     result.new_broker = placement.broker
     progress("Placing replicas in log directories")
     finish_directories = _phase_directories(t, request, setup, placement, engine, result, budget)
@@ -402,6 +404,49 @@ def plan(t: ClusterTables, request: PlanRequest, engine: Engine, progress: Calla
         )
     _explain_rack_violations(t, request, setup, result)
     result.budget_exhausted = budget.exhausted
+    return result
+
+
+def cancel_swaps(t: ClusterTables, broker: np.ndarray, leave: np.ndarray) -> np.ndarray:
+    """Where each replica ends, with no replica leaving a broker its partition still ends on.
+
+    The rounds can move a replica of a partition off broker A and later another replica of the
+    same partition onto A: the partition keeps A, and the plan (a list of brokers per partition)
+    shows one move where the replicas made two. Each partition's final brokers are kept; the
+    replica that was on a broker the partition keeps stays there (in its directory), and the
+    replicas that leave take the brokers the partition gains, a replica keeping its own target
+    where that is one of them. Counts, bytes and racks per broker are those of the rounds; fewer
+    replicas move, and fewer leave their in-sync set at once. Partitions `leave` marks (those
+    with a replica in an offline directory, whose moves follow their own rules) are left as
+    they are."""
+    # Only the rows of partitions with a moved replica (a few percent of a balanced cluster's).
+    touched = np.flatnonzero(t.partitions_with(broker != t.rep_broker) & ~leave)
+    if touched.size == 0:
+        return broker
+    # Each touched partition's home and final brokers as a row of a small matrix (replication
+    # factors are small): membership is then a comparison of every slot with every other.
+    rf = np.diff(t.part_offsets)[touched]
+    local = np.repeat(np.arange(touched.size), rf)
+    slot = np.arange(int(rf.sum())) - np.repeat(np.cumsum(rf) - rf, rf)
+    rows = t.part_offsets[touched][local] + slot
+    home = np.full((touched.size, int(rf.max())), -1, dtype=np.int64)
+    final = np.full((touched.size, int(rf.max())), -2, dtype=np.int64)
+    home[local, slot] = t.rep_broker[rows]
+    final[local, slot] = broker[rows]
+    stays = (home[local, slot][:, None] == final[local]).any(axis=1)  # its broker is one the partition keeps
+    gained = ~(final[local, slot][:, None] == home[local]).any(axis=1)  # a broker the partition did not have
+    if not (stays & (broker[rows] != t.rep_broker[rows])).any():
+        return broker
+    result = broker.copy()
+    result[rows[stays]] = t.rep_broker[rows[stays]]
+    # Replicas leaving whose own target is not a gained broker (they moved onto a broker the
+    # partition keeps) take the gained brokers no leaving replica targets, partition by partition.
+    # (A gained broker held in the row of a replica that stays is free; per partition there are
+    # as many as leaving replicas without a gained target.) Rows are sorted by partition: pair in order.
+    unpaired = rows[~stays & ~gained]
+    free = rows[stays & gained]
+    assert np.array_equal(t.rep_part[unpaired], t.rep_part[free])
+    result[unpaired] = broker[free]
     return result
 
 
@@ -639,6 +684,11 @@ def _phase_brokers(
         idle_rounds = idle_rounds + 1 if moved == 0 else 0
         if idle_rounds >= 2 or budget.exhausted:
             break
+    if balancing and budget.unlimited:
+        rack_limit = lambda rf: _rack_limit(rf, mode, setup.racks_available)  # noqa: E731
+        repaired = Repair(t, request, setup, placement, targets, BYTE_TOLERANCE, rack_limit).run()
+        if repaired:
+            progress(f"Brokers, repair: {repaired} move(s) bringing counts and bytes into their bands or giving moves back")
     outside = targets.holders & ((placement.count < targets.low) | (placement.count > targets.high))
     if balancing and outside.any() and result.unmatched:
         result.notes.append(

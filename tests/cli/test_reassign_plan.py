@@ -71,7 +71,7 @@ def test_balance_report_and_plan_file(cli: Cli, state: Path, tmp_path: Path) -> 
         "Planned balance for 6 brokers, 12 log directories, 12 partitions (36 replicas) with the local engine (auto: 36 replicas, too few for Spark to pay off).\n"
         f"Wrote 11 partition reassignment(s) to {plan_file}.\n"
         "\n"
-        "Moves: 18 replica(s) between brokers (594.0 GiB), 3 between directories of a broker (180.0 GiB); 774.0 GiB in all, 1.05x the least any plan must move (737.4 GiB).\n"
+        "Moves: 18 replica(s) between brokers (594.0 GiB), 3 between directories of a broker (180.0 GiB); 774.0 GiB in all, 1.07x the least any plan must move (722.5 GiB).\n"
         "Preferred leaders: 6 change; run `kjbod elect --election-type PREFERRED --all-topic-partitions` once the reassignment completes.\n"
         "\n"
         "                                         before         after\n"

@@ -24,8 +24,10 @@ def skewed_cluster(
     crowded: int = 3,
     capacity: int = 1000 * GB,
     seed: int = 1,
+    sizes: tuple[int, ...] | None = None,
 ) -> Image:
-    """Every topic starts on the first `crowded` brokers, all on their first directory."""
+    """Every topic starts on the first `crowded` brokers, all on their first directory; each
+    partition's size is drawn from 1-20 GB, or given (in GB, per partition of every topic)."""
     rng = random.Random(seed)
     image = replay_all(EMPTY_IMAGE, [FeatureLevelRecord(name="metadata.version", feature_level=30)])
     dir_ids: dict[int, list[str]] = {}
@@ -45,8 +47,8 @@ def skewed_cluster(
         name = f"topic-{t}"
         image = replay_all(image, Controller(image).replication.create_topic(CreateTopicRequest(name, assignment=assignment, seed=t)).records)
         topic = image.topics.by_name[name]
-        sizes = [KjbodPartitionSizeRecord(topic_id=topic.topic_id, partition_id=p, size_bytes=rng.randint(1, 20) * GB) for p in range(partitions)]
-        image = replay_all(image, sizes)
+        size_records = [KjbodPartitionSizeRecord(topic_id=topic.topic_id, partition_id=p, size_bytes=(sizes[p] if sizes else rng.randint(1, 20)) * GB) for p in range(partitions)]
+        image = replay_all(image, size_records)
         for b in crowded_brokers:
             moves = [DirectoryAssignment(name, p, dir_ids[b][0]) for p, r in enumerate(assignment) if b in r]
             image = replay_all(image, Controller(image).replication.assign_replicas_to_dirs(b, moves).records)

@@ -11,7 +11,7 @@ from kjbod.controller.reassignment_control import ReassignmentTarget, ReplicaDir
 from kjbod.controller.replication_control import HeartbeatRequest
 from kjbod.errors import UserError
 from kjbod.image import Image, replay_all
-from kjbod.planner.core import Goal, Plan, PlanRequest, RackMode, plan
+from kjbod.planner.core import BYTE_TOLERANCE, Goal, Plan, PlanRequest, RackMode, cancel_swaps, plan
 from kjbod.planner.engine import LocalEngine
 from kjbod.planner.report import report
 from kjbod.planner.tables import ClusterTables, build_tables
@@ -231,3 +231,54 @@ def test_a_running_reassignment_is_planned_from_where_it_ends() -> None:
     assert t.broker_ids[t.rep_broker[start:end]].tolist() == list(target)
     _, result = run(image, PlanRequest(Goal.BALANCE))
     assert (np.diff(t.part_offsets) == 3).all() and len(result.new_broker) == t.replica_count
+
+
+def test_a_partition_that_keeps_a_broker_keeps_its_replica_there() -> None:
+    # Partition 0's replica on its first broker leaves for a broker it had none on, and its
+    # second replica moves onto the first broker: the partition keeps that broker, so the
+    # replica there stays (in its directory) and the second one makes the only move.
+    t = build_tables(skewed_cluster(brokers=6, racks=3, crowded=3))
+    first, second, third = range(int(t.part_offsets[0]), int(t.part_offsets[1]))
+    outside = next(b for b in range(t.broker_count) if b not in t.rep_broker[[first, second, third]])
+    broker = t.rep_broker.copy()
+    broker[first], broker[second] = outside, t.rep_broker[first]
+    kept = cancel_swaps(t, broker, leave=np.zeros(len(t.part_id), dtype=bool))
+    assert kept[[first, second, third]].tolist() == [t.rep_broker[first], outside, t.rep_broker[third]]
+    assert (kept[int(t.part_offsets[1]) :] == t.rep_broker[int(t.part_offsets[1]) :]).all()
+
+
+NINE = {"brokers": 9, "racks": 3, "dirs": 3, "topics": 6, "partitions": 30, "crowded": 5}
+SEVEN = {"brokers": 7, "racks": 2, "dirs": 2, "topics": 4, "partitions": 40, "crowded": 3}
+
+
+# main's planner moved 9, 4 and 4 replicas off brokers their partitions kept in these.
+@pytest.mark.parametrize(("seed", "shape"), [(6, SEVEN), (7, NINE), (8, NINE)])
+def test_balance_never_moves_a_replica_off_a_broker_its_partition_keeps(seed: int, shape: dict[str, int]) -> None:
+    image = skewed_cluster(seed=seed, **shape)
+    t, result = run(image, PlanRequest(Goal.BALANCE, seed=seed))
+    final = set(zip(t.rep_part.tolist(), result.new_broker.tolist()))
+    left = result.inter_moved
+    assert not any((p, b) in final for p, b in zip(t.rep_part[left].tolist(), t.rep_broker[left].tolist()))
+    # The report counts what the plan file moves: a replica per broker the partition gains.
+    figures = report(result, 0.0, "local")
+    gained = sum(len(set(e["replicas"]) - set(t.broker_ids[t.rep_broker[t.rep_part == p]].tolist()))
+                 for e in figures.reassignment["partitions"] for p in [_partition_index(t, e)])
+    assert figures.replicas_moved_between_brokers == gained
+
+
+def _partition_index(t: ClusterTables, entry: dict) -> int:
+    topic = t.topics.index(entry["topic"])
+    return int(np.flatnonzero((t.part_topic == topic) & (t.part_id == entry["partition"]))[0])
+
+
+# main's planner, whose rounds alternate counts and bytes, left 2-3 brokers outside their count
+# band in each of these (and 2 outside their byte band in seed 5): the repair pass fixes both.
+@pytest.mark.parametrize("seed", [3, 4, 5, 6, 8])
+def test_balance_brings_every_broker_into_its_count_and_byte_bands(seed: int) -> None:
+    t, result = run(skewed_cluster(seed=seed, **SEVEN), PlanRequest(Goal.BALANCE, seed=seed))
+    assert result.count_target is not None and result.byte_target is not None
+    count = np.bincount(result.new_broker, minlength=t.broker_count)
+    load = np.bincount(result.new_broker, weights=t.rep_size, minlength=t.broker_count)
+    slack = np.floor(result.count_target * PlanRequest(Goal.BALANCE).count_tolerance)
+    assert (np.abs(count - result.count_target) <= slack).all()
+    assert (np.abs(load - result.byte_target) <= result.byte_target * BYTE_TOLERANCE * (1 + 1e-9)).all()

@@ -1,0 +1,335 @@
+"""The last step of the broker phase: repair what the rounds leave outside the count and byte
+bands, and give back moves the bands do not need, moving the fewest bytes (issue 30).
+
+The rounds alternate: a count round evens counts with replicas whose bytes match, a byte round
+evens bytes and lets counts go past their band, and each can undo some of what the one before did.
+This pass looks at both bands at once. Each broker's distance from its bands is a penalty: a
+replica over or under the count band weighs COUNT_WEIGHT, a byte over or under the byte band
+BYTE_WEIGHT (in units of the mean byte target, against the bytes a move costs). A move of a
+replica r to broker B changes the penalty of r's broker and B, and costs r's size when r leaves
+its original broker, nothing when r had already moved (it only changes its target), and gives its
+size back when B is r's original broker (the move is undone). A move is taken when it makes no
+broker's penalty worse in total and lowers either the penalty or the bytes moved; the best ones
+first. Candidates are scored with numpy; each is then checked, in order, against the hard rules
+with the loads as they are by then (as `_match_pass` does). Then, while some broker is still
+outside a band and no single move helps (both brokers of a needed move are at the edge of their
+count band), exchanges: a replica from A to B and one from B to A, counts unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from kjbod.planner.core import _Placement, _Setup, _Targets
+    from kjbod.planner.request import PlanRequest
+    from kjbod.planner.tables import ClusterTables
+
+COUNT_WEIGHT = 1e4  # a replica outside the count band, in mean byte targets
+BYTE_WEIGHT = 2.0  # a byte outside the byte band, against a byte moved
+# Passes over the candidates, each taking every valid move it finds: while brokers are outside
+# a band, then giving moves back. Each pass checks at most CHECKED single moves and REPLACED
+# replacements against the rules (one by one, in Python): the pass costs the same at any scale.
+FIX_PASSES = 8
+GIVE_BACK_PASSES = 2
+PARTNERS = 16  # per pass, the brokers furthest over (and under) their targets that are looked at besides those outside a band
+REPLACED = 500  # per pass, the largest moves looked at for a cheaper replacement
+CHECKED = 5_000  # per pass, the best-scored single moves checked against the rules
+EXCHANGE_SIDE = 64  # per replica of A, the replicas of B an exchange scores (nearest in size to what would even the pair out)
+EXCHANGES_CHECKED = 512  # per pair of brokers, the best-scored exchanges checked against the rules
+
+
+class Repair:
+    def __init__(
+        self, t: ClusterTables, request: PlanRequest, setup: _Setup, placement: _Placement, targets: _Targets, byte_tolerance: float, rack_limit
+    ) -> None:
+        self.t, self.request, self.setup, self.placement = t, request, setup, placement
+        holders = targets.holders & setup.receivable
+        self.holders = holders
+        self.low = np.where(holders, targets.low, -(1 << 60)).astype(np.float64)
+        self.high = np.where(holders, targets.high, 1 << 60).astype(np.float64)
+        self.byte_low = np.where(holders, targets.bytes * (1 - byte_tolerance), -np.inf)
+        self.byte_high = np.where(holders, targets.bytes * (1 + byte_tolerance), np.inf)
+        self.byte_target = np.where(holders, targets.bytes, 0.0)
+        self.unit = max(float(targets.bytes[holders].mean()) if holders.any() else 1.0, 1.0)
+        self.limits = [rack_limit(rf) for rf in range(int(np.diff(t.part_offsets).max(initial=0)) + 2)]
+        # Replicas this pass may move: movable, not forced to leave (they have), not in an
+        # offline directory's partition, on a broker that holds load.
+        # Replicas forced off their broker stay where the rounds sent them.
+        self.movable = setup.movable & ~setup.excluded & ~setup.forced & ~t.partitions_with(setup.offline)[t.rep_part]
+        self.low_l, self.high_l = self.low.tolist(), self.high.tolist()
+        self.byte_low_l, self.byte_high_l = self.byte_low.tolist(), self.byte_high.tolist()
+        self.receivable = (setup.receivable & holders).tolist()
+        self.racks_for = t.broker_rack.tolist()
+        self.moved = 0
+
+    # The penalty -----------------------------------------------------------------------------
+
+    def _penalty(self, broker: np.ndarray, count: np.ndarray, load: np.ndarray) -> np.ndarray:
+        count_off = np.maximum(count - self.high[broker], 0) + np.maximum(self.low[broker] - count, 0)
+        byte_off = np.maximum(load - self.byte_high[broker], 0) + np.maximum(self.byte_low[broker] - load, 0)
+        return COUNT_WEIGHT * count_off + BYTE_WEIGHT * byte_off / self.unit
+
+    def _penalty_one(self, b: int, count: float, load: float) -> float:
+        count_off = max(count - self.high_l[b], 0.0) + max(self.low_l[b] - count, 0.0)
+        byte_off = max(load - self.byte_high_l[b], 0.0) + max(self.byte_low_l[b] - load, 0.0)
+        return COUNT_WEIGHT * count_off + BYTE_WEIGHT * byte_off / self.unit
+
+    def _cost(self, rep: np.ndarray, source: np.ndarray, target: np.ndarray) -> np.ndarray:
+        """Bytes moved, in units, that moving `rep` from `source` to `target` adds (negative: gives back)."""
+        home = self.t.rep_broker[rep]
+        sign = np.where(source == home, 1.0, np.where(target == home, -1.0, 0.0))
+        return sign * self.t.rep_size[rep] / self.unit
+
+    # The rules ---------------------------------------------------------------------------------
+
+    def _allowed(self, rep: int, target: int) -> bool:
+        t, placement = self.t, self.placement
+        if not self.receivable[target]:
+            return False
+        partition = int(t.rep_part[rep])
+        start = int(t.part_offsets[partition])
+        rf = int(t.part_offsets[partition + 1]) - start
+        brokers = placement.broker[start : start + rf].tolist()
+        if target in brokers:
+            return False
+        rack = self.racks_for[target]
+        if rack >= 0:
+            racks = placement.rack_counts(partition)
+            others = racks[: rep - start] + racks[rep - start + 1 :]
+            if others.count(rack) >= self.limits[rf]:
+                return False
+        if placement.best_room[target] < float(t.rep_size[rep]):
+            return False
+        source = brokers[rep - start]
+        home = int(t.rep_broker[rep])
+        if source == home and t.rep_in_sync[rep] and placement.isr_budget[partition] <= 0:
+            return False  # the partition keeps min.insync.replicas in sync while it moves
+        return True
+
+    def _gain(self, moves: list[tuple[int, int]]) -> tuple[float, float]:
+        """The change of penalty and of cost of these moves (replica, target), with the loads as they are now."""
+        counts, loads = self.placement.counts, self.placement.loads
+        delta: dict[int, list[float]] = {}
+        cost = 0.0
+        for rep, target in moves:
+            source = int(self.placement.broker[rep])
+            size = float(self.t.rep_size[rep])
+            for b, dc, dl in ((source, -1, -size), (target, 1, size)):
+                entry = delta.setdefault(b, [0.0, 0.0])
+                entry[0] += dc
+                entry[1] += dl
+            home = int(self.t.rep_broker[rep])
+            cost += size / self.unit * (1.0 if source == home else -1.0 if target == home else 0.0)
+        penalty = 0.0
+        for b, (dc, dl) in delta.items():
+            penalty += self._penalty_one(b, counts[b] + dc, loads[b] + dl) - self._penalty_one(b, counts[b], loads[b])
+        return penalty, cost
+
+    @staticmethod
+    def _worth(penalty: float, cost: float) -> bool:
+        return penalty <= 1e-9 and (penalty < -1e-9 or cost < -1e-12)
+
+    # The passes --------------------------------------------------------------------------------
+
+    def run(self) -> int:
+        for _ in range(FIX_PASSES):
+            if not self._outside().any():
+                break
+            moved = self._single_moves(fixing=True)
+            if not self._exchanges() and not moved:
+                break
+        for _ in range(GIVE_BACK_PASSES):
+            returned = self._single_moves(fixing=False)
+            if not self._replacements() and not returned:
+                break
+        return self.moved
+
+    def _outside(self) -> np.ndarray:
+        """Per broker: outside its count or byte band."""
+        b = np.arange(self.t.broker_count)
+        return self.holders & (self._penalty(b, self.placement.count.astype(np.float64), self.placement.bytes) > 0)
+
+    def _replacements(self) -> bool:
+        """Moves replaced by cheaper ones with the same effect on counts: a replica r that moved
+        from A to B goes back to A, and a replica q on A goes to B instead: one still on its
+        original broker and smaller than r (it costs its size), one that had moved to A (it
+        costs nothing more), or one whose original broker is B (it goes back too). Taken when
+        both brokers' bytes stay in their bands (no penalty grows) and the rules allow both
+        moves; the largest r first, and per r the cheapest q, then the one nearest r's size."""
+        t, placement = self.t, self.placement
+        current = placement.broker
+        home = t.rep_broker
+        away = np.flatnonzero(self.movable & (current != home) & self.holders[home])
+        if away.size == 0:
+            return False
+        away = away[np.argsort(-t.rep_size[away], kind="stable")][:REPLACED]
+        candidates = np.flatnonzero(self.movable & np.isin(current, home[away]))  # on the brokers the moves came from
+        order = candidates[np.argsort(current[candidates], kind="stable")]
+        starts = np.searchsorted(current[order], np.arange(t.broker_count + 1))
+        loads = placement.loads
+        taken = False
+        for r in away.tolist():
+            a, b = int(home[r]), int(current[r])
+            if int(placement.broker[r]) != b:
+                continue  # it moved in this pass
+            size = float(t.rep_size[r])
+            qs = order[int(starts[a]) : int(starts[a + 1])]
+            qs = qs[(current[qs] == a) & (t.rep_part[qs] != t.rep_part[r])]
+            if qs.size == 0:
+                continue
+            q_size = t.rep_size[qs]
+            # A takes size - q_size more, B gives as much: both stay in their byte bands.
+            least = size - max(min(self.byte_high_l[a] - loads[a], loads[b] - self.byte_low_l[b]), 0.0)
+            most = size + max(min(loads[a] - self.byte_low_l[a], self.byte_high_l[b] - loads[b]), 0.0)
+            q_cost = np.where(home[qs] == a, q_size, np.where(home[qs] == b, -q_size, 0.0))
+            fits = (q_size >= least) & (q_size <= most) & (q_cost < size)
+            if not fits.any():
+                continue
+            qs, q_cost, q_size = qs[fits], q_cost[fits], q_size[fits]
+            for q in qs[np.lexsort((np.abs(q_size - size), q_cost))][:8].tolist():
+                if not self._allowed(q, b) or not self._allowed(r, a):
+                    continue
+                penalty, cost = self._gain([(r, a), (q, b)])
+                if not self._worth(penalty, cost):
+                    continue
+                self._move(r, a)
+                self._move(q, b)
+                taken = True
+                break
+        return taken
+
+    # Single moves and exchanges --------------------------------------------------------------
+
+    def _brokers_to_look_at(self) -> tuple[np.ndarray, np.ndarray]:
+        """Sources and receivers: the brokers outside a band, and the PARTNERS furthest over (under) their targets."""
+        count, load = self.placement.count, self.placement.bytes
+        b = np.arange(self.t.broker_count)
+        off = self._penalty(b, count.astype(np.float64), load) > 0
+        relative = np.where(self.holders, (load - self.byte_target) / self.unit, 0.0) + np.where(self.holders, count - (self.low + self.high) / 2, 0.0)
+        order = np.argsort(-relative, kind="stable")
+        over = order[: PARTNERS][relative[order[:PARTNERS]] > 0]
+        under = order[::-1][: PARTNERS]
+        under = under[relative[under] < 0]
+        sources = np.union1d(np.flatnonzero(off & self.holders), over)
+        receivers = np.union1d(np.flatnonzero(off & self.holders), under)
+        return sources, receivers
+
+    def _single_moves(self, fixing: bool) -> bool:
+        """Single moves: while `fixing`, of replicas from brokers over a band (or furthest over
+        their targets) to brokers under one (or furthest under), and back to their original
+        brokers; otherwise only the latter."""
+        t, placement = self.t, self.placement
+        count, load = placement.count.astype(np.float64), placement.bytes
+        current = placement.broker
+        candidates_rep, candidates_target = [], []
+        sources, receivers = self._brokers_to_look_at() if fixing else (np.zeros(0, dtype=np.int64),) * 2
+        reps = np.flatnonzero(self.movable & np.isin(current, sources)) if sources.size else sources
+        if reps.size and receivers.size:
+            pair_rep = np.repeat(reps, receivers.size)
+            pair_target = np.tile(receivers, reps.size)
+            keep = pair_target != current[pair_rep]
+            candidates_rep.append(pair_rep[keep])
+            candidates_target.append(pair_target[keep])
+        # Moves back to a replica's original broker, wherever it is now.
+        away = np.flatnonzero(self.movable & (current != t.rep_broker) & self.holders[t.rep_broker])
+        candidates_rep.append(away)
+        candidates_target.append(t.rep_broker[away].astype(np.int64))
+        rep = np.concatenate(candidates_rep)
+        target = np.concatenate(candidates_target)
+        if rep.size == 0:
+            return False
+        source = current[rep]
+        size = t.rep_size[rep]
+        penalty = (
+            self._penalty(source, count[source] - 1, load[source] - size) - self._penalty(source, count[source], load[source])
+            + self._penalty(target, count[target] + 1, load[target] + size) - self._penalty(target, count[target], load[target])
+        )
+        cost = self._cost(rep, source, target)
+        good = (penalty <= 1e-9) & ((penalty < -1e-9) | (cost < -1e-12))
+        if not good.any():
+            return False
+        rep, target, score = rep[good], target[good], (penalty + cost)[good]
+        order = np.argsort(score, kind="stable")[:CHECKED]
+        taken = False
+        for r, b in zip(rep[order].tolist(), target[order].tolist()):
+            if int(placement.broker[r]) == b or not self._allowed(r, b):
+                continue
+            if not self._worth(*self._gain([(r, b)])):
+                continue
+            self._move(r, b)
+            taken = True
+        return taken
+
+    def _exchanges(self) -> bool:
+        """Pairs of moves, A to B and B to A, between a broker outside its byte band and a partner."""
+        t, placement = self.t, self.placement
+        count, load = placement.count.astype(np.float64), placement.bytes
+        b = np.arange(t.broker_count)
+        off = np.flatnonzero(self.holders & (self._penalty(b, count, load) > 0))
+        if off.size == 0:
+            return False
+        taken = False
+        current = placement.broker
+        for a in off.tolist():
+            # The partner: the broker whose bytes are furthest the other way from its target.
+            excess = (load - self.byte_target) / self.unit
+            sign = 1.0 if load[a] > self.byte_target[a] else -1.0
+            partners = np.flatnonzero(self.holders & (sign * excess < 0))
+            if partners.size == 0:
+                continue
+            for partner in partners[np.argsort(sign * excess[partners], kind="stable")][:4].tolist():
+                if self._exchange(a, partner, current):
+                    taken = True
+                    count, load = placement.count.astype(np.float64), placement.bytes
+                    break
+        return taken
+
+    def _exchange(self, a: int, partner: int, current: np.ndarray) -> bool:
+        t, placement = self.t, self.placement
+        load = placement.bytes
+        from_a = np.flatnonzero(self.movable & (current == a))
+        from_b = np.flatnonzero(self.movable & (current == partner))
+        if from_a.size == 0 or from_b.size == 0:
+            return False
+        # What would even the pair out: a's excess over its target, less the partner's.
+        want = ((load[a] - self.byte_target[a]) - (load[partner] - self.byte_target[partner])) / 2
+        size_a, size_b = t.rep_size[from_a], t.rep_size[from_b]
+        # Per replica of a, the replicas of the partner nearest to size_a - want.
+        order_b = np.argsort(size_b, kind="stable")
+        near = np.searchsorted(size_b[order_b], size_a - want)
+        window = np.arange(-EXCHANGE_SIDE // 2, EXCHANGE_SIDE // 2)
+        pick = np.clip(near[:, None] + window[None, :], 0, from_b.size - 1)
+        rep_a = np.repeat(from_a, window.size)
+        rep_b = from_b[order_b[pick.reshape(-1)]]
+        delta = t.rep_size[rep_a] - t.rep_size[rep_b]
+        count, loads = placement.count.astype(np.float64), load
+        penalty = (
+            self._penalty(np.full(rep_a.size, a), np.full(rep_a.size, count[a]), loads[a] - delta) - self._penalty(np.array([a]), count[[a]], loads[[a]])
+            + self._penalty(np.full(rep_a.size, partner), np.full(rep_a.size, count[partner]), loads[partner] + delta)
+            - self._penalty(np.array([partner]), count[[partner]], loads[[partner]])
+        )
+        cost = self._cost(rep_a, np.full(rep_a.size, a), np.full(rep_a.size, partner)) + self._cost(rep_b, np.full(rep_b.size, partner), np.full(rep_b.size, a))
+        good = penalty < -1e-9
+        if not good.any():
+            return False
+        order = np.flatnonzero(good)[np.argsort((penalty + cost)[good], kind="stable")]
+        for i in order[:EXCHANGES_CHECKED].tolist():
+            r1, r2 = int(rep_a[i]), int(rep_b[i])
+            if not (self._allowed(r1, partner) and self._allowed(r2, a)):
+                continue
+            # Both moves at once: each checked against the other's partition too.
+            if int(t.rep_part[r1]) == int(t.rep_part[r2]):
+                continue
+            if not self._worth(*self._gain([(r1, partner), (r2, a)])):
+                continue
+            self._move(r1, partner)
+            self._move(r2, a)
+            return True
+        return False
+
+    def _move(self, rep: int, target: int) -> None:
+        self.placement.move(rep, target, float(self.t.rep_size[rep]))
+        self.moved += 1
