@@ -70,7 +70,7 @@ OBSTACLES = {
     "full-directories": "its directories have no room under the capacity threshold",
     "cannot-receive": "it may not receive replicas (excluded, fenced, removed, or no open directory)",
     "nothing-movable": "nothing on it may move (excluded topics, leaders the goal keeps, partitions with an offline replica)",
-    "min-insync": "each replica that could leave it would leave its partition short of min.insync.replicas while it moves",
+    "min-insync": "each replica that could still move would leave its partition short of min.insync.replicas while it moves",
     "no-allowed-replica": "no replica the rules allow (rack rule, room, min.insync.replicas) evens it out without pushing another broker out of its band",
     "excluded-broker": "the broker is excluded (--exclude-brokers): nothing on it moves",
     "offline-directory": "the broker has an offline directory, so none of its replicas changes directory",
@@ -476,6 +476,7 @@ def _unreached(
     smallest_left = np.full(t.broker_count, np.inf)
     np.minimum.at(smallest_left, plan.new_broker[left & ~locked], sizes[left & ~locked].astype(np.float64))
     smallest_anywhere = float(sizes[left & ~locked].min()) if (left & ~locked).any() else np.inf
+    smallest_unmoved = float(sizes[left].min()) if left.any() else np.inf
 
     rack_keeps_out = _rack_keeps_out(plan)
 
@@ -494,6 +495,13 @@ def _unreached(
             return "no-allowed-replica"
         if not plan.receivable[b]:
             return "cannot-receive"
+        if not left.any():
+            return "nothing-movable"
+        if broker_room[b] < smallest_unmoved:
+            return "full-directories"
+        if not np.isfinite(smallest_anywhere):
+            # Every replica that could come to it is held by min.insync.replicas (its directories have room).
+            return "min-insync"
         if broker_room[b] < smallest_anywhere:
             return "full-directories"
         if rack_keeps_out(b):
