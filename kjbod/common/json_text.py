@@ -43,9 +43,10 @@ def _plain(value: Any) -> bool:
 def camel_json(value: Any) -> dict[str, Any]:
     """A dataclass of plain values as a JSON object: its fields in order, named in camelCase
     (`bytes_moved` -> `bytesMoved`)."""
-    return {_camel(f.name): getattr(value, f.name) for f in fields(value)}
+    return {camel_name(f.name): getattr(value, f.name) for f in fields(value)}
 
 
-def _camel(name: str) -> str:
+def camel_name(name: str) -> str:
+    """A Python field name in camelCase, as kjbod's JSON names it."""
     first, *rest = name.split("_")
     return first + "".join(part.capitalize() for part in rest)

@@ -17,7 +17,7 @@ import hashlib
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from kjbod.common.durable import atomic_write
+from kjbod.common.json_text import camel_json, camel_name
 from kjbod.errors import UserError
 
 JOURNAL_VERSION = 1
@@ -68,17 +69,12 @@ class WaveRecord:
     error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {_camel(name): value for name, value in asdict(self).items()}
+        return camel_json(self)
 
     @classmethod
     def of_json(cls, data: dict[str, Any]) -> WaveRecord:
-        names = {_camel(f.name): f.name for f in fields(cls)}
+        names = {camel_name(f.name): f.name for f in fields(cls)}
         return cls(**{names[key]: value for key, value in data.items() if key in names})
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
 
 
 @dataclass
