@@ -288,7 +288,7 @@ def explain(plan: Plan, before: Balance, after: Balance) -> Explanation:
     m_before[by_rack] = _in_rack(t, t.rep_broker, rack_rows, rack)
     m_after[by_rack] = _in_rack(t, plan.new_broker, rack_rows, rack)
     rf = np.diff(t.part_offsets)[t.rep_part[rack_rows]]
-    limits = np.array([_rack_limit(r, request.rack_mode, plan.racks_available) for r in range(int(rf.max(initial=0)) + 1)])
+    limits = _rack_limits(plan, rf)
     m_target[by_rack] = limits[rf] if len(rf) else np.zeros(0)  # the most one rack may hold
 
     # Why the target broker: it was under its target (count or bytes), a broker being added, or
@@ -441,6 +441,13 @@ def _move_lines(plan: Plan, rows: np.ndarray, c: dict[str, np.ndarray], cache: d
             directories.get(dir_keys[i]) or directory(i),
         )
     return bytes(out)
+
+
+def _rack_limits(plan: Plan, rf: np.ndarray) -> np.ndarray:
+    """The most replicas of a partition one rack may hold, indexed by replication factor (up to
+    the largest in `rf`), as the planner's rack rule has it."""
+    request = plan.request
+    return np.array([_rack_limit(r, request.rack_mode, plan.racks_available) for r in range(int(rf.max(initial=0)) + 1)])
 
 
 # The goals not reached -----------------------------------------------------------------------
@@ -617,7 +624,7 @@ def _rack_keeps_out(plan: Plan) -> Callable[[int], bool]:
     counts = np.bincount(plan.new_broker, minlength=t.broker_count)
     candidates = np.flatnonzero(plan.movable & (counts > plan.count_target)[plan.new_broker])
     rf = np.diff(t.part_offsets)[t.rep_part[candidates]]
-    limits = np.array([_rack_limit(r, plan.request.rack_mode, plan.racks_available) for r in range(int(rf.max(initial=0)) + 1)])
+    limits = _rack_limits(plan, rf)
     by_rack: dict[int, bool] = {}
 
     def keeps_out(b: int) -> bool:
