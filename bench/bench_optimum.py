@@ -299,7 +299,8 @@ def solve(cluster: Cluster, bands: Bands, time_limit: float, start: np.ndarray |
         return Optimum("no plan found in the time limit", None, bound, seconds)
     bound = min(bound if bound is not None else 0.0, moved)
     proven = moved - bound <= gap * moved + 1
-    return Optimum("optimal" if proven else "time limit", moved, bound, seconds)
+    best_plan = next(o.placement for o in (highs, cp) if o.moved == moved)
+    return Optimum("optimal" if proven else "time limit", moved, bound, seconds, best_plan)
 
 
 def _highs(cluster: Cluster, bands: Bands, time_limit: float, start: np.ndarray | None, gap: float) -> Optimum:
