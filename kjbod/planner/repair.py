@@ -41,6 +41,7 @@ EXCHANGE_SIDE = 64  # per replica of A, the replicas of B an exchange scores (ne
 EXCHANGES_CHECKED = 512  # per pair of brokers, the best-scored exchanges checked against the rules
 DIRECTORY_SWAPS = 16  # per broker, the most leavers chosen again for its directories
 SWAP_SIDE = 8  # per leaver, the replicas nearest its size a directory swap scores
+SHORTCUT_SIDE = 8  # per replica leaving a broker, the replicas arriving there nearest its size a shortcut scores
 SWAPS_CHECKED = 16  # per directory swap, the best-scored ones checked against the rules
 
 
@@ -67,6 +68,7 @@ class Repair:
         self.receivable = (setup.receivable & holders).tolist()
         self.racks_for = t.broker_rack.tolist()
         self.moved = 0
+        self._dirs_of: dict[int, np.ndarray | None] | None = None
 
     # The penalty -----------------------------------------------------------------------------
 
@@ -149,6 +151,7 @@ class Repair:
             if not self._replacements() and not returned:
                 break
         self._directory_swaps()
+        self._shortcuts()
         return self.moved
 
     def _outside(self) -> np.ndarray:
@@ -333,6 +336,111 @@ class Repair:
             self._move(r2, a)
             return True
         return False
+
+    def _shortcuts(self) -> bool:
+        """Chains cut short: a replica r that moved onto broker B (from elsewhere) and a replica s
+        that left B for C become r going to C directly and s staying on B (in its directory):
+        every broker keeps its count, B and C trade the difference of the two sizes, and s's
+        move is saved. The rounds make such chains where a broker both takes and gives (a count
+        round sends it replicas, a byte round takes larger ones away). Taken when no broker's
+        penalty grows, the rules allow both moves, and what is saved is more than what B's
+        directories would then have to move between them; per s, the incoming replicas of B
+        nearest its size first."""
+        t, placement = self.t, self.placement
+        current, home = placement.broker, t.rep_broker
+        incoming = np.flatnonzero(self.movable & (current != home) & self.holders[current])
+        outgoing = np.flatnonzero(self.movable & (current != home) & self.holders[home] & (t.rep_dir >= 0))
+        if incoming.size == 0 or outgoing.size == 0:
+            return False
+        receiving = np.zeros(t.broker_count, dtype=bool)
+        receiving[current[incoming]] = True
+        outgoing = outgoing[receiving[home[outgoing]]]
+        if outgoing.size == 0:
+            return False
+        span = int(t.rep_size.max(initial=0)) + 1
+        key = current[incoming].astype(np.int64) * span + t.rep_size[incoming].astype(np.int64)
+        order = np.argsort(key, kind="stable")
+        incoming, key = incoming[order], key[order]
+        starts = np.searchsorted(current[incoming], np.arange(t.broker_count + 1))
+        near = np.searchsorted(key, home[outgoing].astype(np.int64) * span + t.rep_size[outgoing].astype(np.int64))
+        window = np.arange(-SHORTCUT_SIDE // 2, SHORTCUT_SIDE // 2)
+        first, last = starts[home[outgoing]], starts[home[outgoing] + 1] - 1
+        pick = np.clip(near[:, None] + window[None, :], first[:, None], last[:, None])
+        s_rep = np.repeat(outgoing, window.size)
+        r_rep = incoming[pick.reshape(-1)]
+        pairs = np.unique(np.stack([s_rep, r_rep]), axis=1)
+        s_rep, r_rep = pairs[0], pairs[1]
+        keep = t.rep_part[s_rep] != t.rep_part[r_rep]
+        s_rep, r_rep = s_rep[keep], r_rep[keep]
+        if s_rep.size == 0:
+            return False
+        b, c = home[s_rep], current[s_rep]
+        keep = c != home[r_rep]  # r going home is a give-back (the single moves look at those)
+        s_rep, r_rep, b, c = s_rep[keep], r_rep[keep], b[keep], c[keep]
+        count, load = placement.count.astype(np.float64), placement.bytes
+        delta = t.rep_size[s_rep] - t.rep_size[r_rep]  # B gains it, C loses it
+        penalty = (
+            self._penalty(b, count[b], load[b] + delta) - self._penalty(b, count[b], load[b])
+            + self._penalty(c, count[c], load[c] - delta) - self._penalty(c, count[c], load[c])
+        )
+        saved = t.rep_size[s_rep] / self.unit
+        good = penalty <= 1e-9
+        if not good.any():
+            return False
+        taken = False
+        for i in np.flatnonzero(good)[np.argsort((penalty - saved)[good], kind="stable")][:CHECKED].tolist():
+            s_i, r_i, b_i, c_i = int(s_rep[i]), int(r_rep[i]), int(b[i]), int(c[i])
+            if int(current[s_i]) != c_i or int(current[r_i]) != b_i:
+                continue  # moved in this pass
+            if not self._allowed_back(s_i) or not self._allowed(r_i, c_i):
+                continue
+            penalty_i, cost_i = self._gain([(r_i, c_i), (s_i, b_i)])
+            if penalty_i > 1e-9:
+                continue
+            directory_cost = self._directory_change(b_i, [(int(t.rep_dir[s_i]), float(t.rep_size[s_i])), (int(placement.counted_dir[r_i]), -float(t.rep_size[r_i]))])
+            if cost_i + directory_cost / self.unit >= -1e-12:
+                continue
+            self._move(r_i, c_i)
+            self._move(s_i, b_i)
+            taken = True
+        return taken
+
+    def _directory_change(self, broker: int, changes: list[tuple[int, float]]) -> float:
+        """How many more bytes `broker` would have to move between its directories (half what
+        is outside their band) after these (directory, bytes added) changes; 0 where the
+        directory kernel does not balance its directories."""
+        t, placement = self.t, self.placement
+        dirs = self._balanced_dirs(broker)
+        if dirs is None:
+            return 0.0
+        usage = np.array([placement.dir_loads[d] for d in dirs.tolist()])
+        after = usage.copy()
+        index = {d: i for i, d in enumerate(dirs.tolist())}
+        for directory, size in changes:
+            if directory in index:
+                after[index[directory]] += size
+        cap = t.dir_capacity[dirs].astype(np.float64)
+        limit = np.array([placement.dir_limit[d] for d in dirs.tolist()])
+        both = _outside_band(np.stack([usage, after]), cap, limit, self.request.disk_band, float(cap.sum()))
+        return float(both[1] - both[0]) / 2
+
+    def _balanced_dirs(self, broker: int) -> np.ndarray | None:
+        """The directories of `broker` the directory kernel balances, or None when it balances none."""
+        if self._dirs_of is None:
+            t, setup = self.t, self.setup
+            capacity = t.dir_capacity
+            kept = t.dir_online & ~setup.draining_dirs
+            self._dirs_of = {}
+            order = np.argsort(t.dir_broker, kind="stable")
+            starts = np.searchsorted(t.dir_broker[order], np.arange(t.broker_count + 1))
+            self._all_dirs = (order, starts, kept, capacity)
+        if broker not in self._dirs_of:
+            order, starts, kept, capacity = self._all_dirs
+            dirs = order[starts[broker] : starts[broker + 1]]
+            dirs = dirs[kept[dirs]]
+            fine = dirs.size >= 2 and bool((capacity[dirs] > 0).all()) and not self.setup.broker_has_offline_dir[broker]
+            self._dirs_of[broker] = dirs if fine else None
+        return self._dirs_of[broker]
 
     # Directories ----------------------------------------------------------------------------
 
