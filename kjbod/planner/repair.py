@@ -150,8 +150,10 @@ class Repair:
             returned = self._single_moves(fixing=False)
             if not self._replacements() and not returned:
                 break
-        self._directory_swaps()
-        self._shortcuts()
+        for _ in range(2):
+            self._directory_swaps()
+            if not self._shortcuts():
+                break
         return self.moved
 
     def _outside(self) -> np.ndarray:
