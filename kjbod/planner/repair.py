@@ -40,6 +40,8 @@ CHECKED = 5_000  # per pass, the best-scored single moves checked against the ru
 EXCHANGE_SIDE = 64  # per replica of A, the replicas of B an exchange scores (nearest in size to what would even the pair out)
 EXCHANGES_CHECKED = 512  # per pair of brokers, the best-scored exchanges checked against the rules
 DIRECTORY_SWAPS = 16  # per broker, the most leavers chosen again for its directories
+DIRECTORY_WORK = 160  # per pass, the most swaps scored (over all brokers)
+SHORTCUTS_CHECKED = 1_000  # per pass, the best-scored shortcuts checked against the rules
 SWAP_SIDE = 8  # per leaver, the replicas nearest its size a directory swap scores
 SHORTCUT_SIDE = 8  # per replica leaving a broker, the replicas arriving there nearest its size a shortcut scores
 SWAPS_CHECKED = 16  # per directory swap, the best-scored ones checked against the rules
@@ -370,8 +372,6 @@ class Repair:
         pick = np.clip(near[:, None] + window[None, :], first[:, None], last[:, None])
         s_rep = np.repeat(outgoing, window.size)
         r_rep = incoming[pick.reshape(-1)]
-        pairs = np.unique(np.stack([s_rep, r_rep]), axis=1)
-        s_rep, r_rep = pairs[0], pairs[1]
         keep = t.rep_part[s_rep] != t.rep_part[r_rep]
         s_rep, r_rep = s_rep[keep], r_rep[keep]
         if s_rep.size == 0:
@@ -390,7 +390,7 @@ class Repair:
         if not good.any():
             return False
         taken = False
-        for i in np.flatnonzero(good)[np.argsort((penalty - saved)[good], kind="stable")][:CHECKED].tolist():
+        for i in np.flatnonzero(good)[np.argsort((penalty - saved)[good], kind="stable")][:SHORTCUTS_CHECKED].tolist():
             s_i, r_i, b_i, c_i = int(s_rep[i]), int(r_rep[i]), int(b[i]), int(c[i])
             if int(current[s_i]) != c_i or int(current[r_i]) != b_i:
                 continue  # moved in this pass
@@ -477,7 +477,21 @@ class Repair:
         dir_starts = np.searchsorted(t.dir_broker[dir_order], np.arange(t.broker_count + 1))
         limit = np.array(placement.dir_limit, dtype=np.float64)
         band = self.request.disk_band
-        for a in np.flatnonzero(leaver_starts[1:] > leaver_starts[:-1]).tolist():
+        # Brokers furthest outside their directory band first, within a fixed amount of work
+        # (each step is a few small numpy operations): the pass costs the same at any scale.
+        usage_all = placement.dir_usage
+        broker_cap = np.bincount(t.dir_broker[counted], weights=capacity[counted], minlength=t.broker_count)
+        mean_all = np.divide(np.bincount(t.dir_broker[counted], weights=usage_all[counted], minlength=t.broker_count), broker_cap,
+                             out=np.zeros(t.broker_count), where=broker_cap > 0)
+        high_all = np.minimum((mean_all[t.dir_broker] + band) * capacity, limit)
+        low_all = (mean_all[t.dir_broker] - band) * capacity
+        off_all = np.where(counted, np.maximum(usage_all - high_all, 0) + np.maximum(low_all - usage_all, 0), 0)
+        broker_off = np.bincount(t.dir_broker, weights=off_all, minlength=t.broker_count)
+        candidates = np.flatnonzero((leaver_starts[1:] > leaver_starts[:-1]) & (broker_off > 0))
+        work = DIRECTORY_WORK
+        for a in candidates[np.argsort(-broker_off[candidates], kind="stable")].tolist():
+            if work <= 0:
+                break
             dirs = dir_order[dir_starts[a] : dir_starts[a + 1]]
             dirs = dirs[counted[dirs]]
             cap = capacity[dirs]
@@ -487,6 +501,7 @@ class Repair:
             mine = leavers[leaver_starts[a] : leaver_starts[a + 1]]
             staying = stayers[stayer_starts[a] : stayer_starts[a + 1]]
             for _ in range(DIRECTORY_SWAPS):
+                work -= 1
                 usage = np.array([placement.dir_loads[d] for d in dirs.tolist()])
                 outside = _outside_band(usage[None, :], cap, limit[dirs], band, cap_total)[0]
                 if outside <= 0 or staying.size == 0 or mine.size == 0:
