@@ -4,7 +4,7 @@ the plan's own targets and hard rules (issue 30).
 
     pip install -e '.[bench]'                       # highspy, ortools, scipy
     flock /work/notes/heavy.lock python bench/bench_optimum.py [--cases 50] [--first-seed 1 | --seeds 3,48]
-        [--baseline DIR] [--time-limit 60] [--work /tmp/kjbod-bench-optimum]
+        [--baseline DIR] [--time-limit 60] [--work /tmp/kjbod-bench-optimum] [--show-optimum]
 
 Each case is a cluster from bench/synthetic.py, drawn from its seed: 6-10 brokers of which 1-2
 start empty (bench/bench_planner.py's way of making `balance` work: its `_add_empty_brokers` and
@@ -58,6 +58,10 @@ case not proven within 0.1% says `time limit`: its ratio is against the best pla
 optimum lies between the bound printed and it. CP-SAT's rounding lets its plans miss a byte band by
 up to half a MiB per replica of the case (about 0.5 GiB at 160 partitions): a lower bound can come
 out up to about 0.1% above an optimum CP-SAT proved (case 48).
+
+`--show-optimum` prints, after each case, kjbod's moves against the optimum's plan (bytes moved
+between brokers and within them, per broker what leaves it and its directories after each plan):
+where kjbod's plan wastes bytes.
 
 The solvers' results are kept in WORK/optima.json, keyed by the case's input files, the bands and
 --time-limit (not by the plan they start from): a rerun solves only bands it has not seen, so
@@ -299,7 +303,8 @@ def solve(cluster: Cluster, bands: Bands, time_limit: float, start: np.ndarray |
         return Optimum("no plan found in the time limit", None, bound, seconds)
     bound = min(bound if bound is not None else 0.0, moved)
     proven = moved - bound <= gap * moved + 1
-    return Optimum("optimal" if proven else "time limit", moved, bound, seconds)
+    best_plan = next(o.placement for o in (highs, cp) if o.moved == moved)
+    return Optimum("optimal" if proven else "time limit", moved, bound, seconds, best_plan)
 
 
 def _highs(cluster: Cluster, bands: Bands, time_limit: float, start: np.ndarray | None, gap: float) -> Optimum:
@@ -492,6 +497,46 @@ def as_start(cluster: Cluster, placed: Placement) -> np.ndarray:
     return start
 
 
+def compare_moves(cluster: Cluster, name: str, placed: Placement, optimum: np.ndarray) -> str:
+    """kjbod's moves against the optimum's: bytes moved between brokers and within them, the
+    replicas both move, and per broker what leaves it, what moves between its directories, and
+    its directories' usage after each plan (where kjbod wastes bytes)."""
+    size = cluster.part_size
+    brokers, dirs = len(cluster.broker_ids), len(cluster.dir_path)
+    ends = optimum > 0.5
+    on_broker = np.zeros((len(cluster.part_name), brokers), dtype=bool)
+    for d in range(dirs):
+        on_broker[:, cluster.dir_broker[d]] |= ends[:, d]
+    k_dir = placed.rep_dir
+    k_ends = np.zeros_like(ends)
+    k_on_broker = np.zeros_like(on_broker)
+    held = k_dir >= 0
+    k_ends[cluster.rep_part[held], k_dir[held]] = True
+    k_on_broker[cluster.rep_part[held], cluster.dir_broker[k_dir[held]]] = True
+    sides = {}
+    for side, broker_kept, dir_kept in (("kjbod", k_on_broker, k_ends), ("optimum", on_broker, ends)):
+        inter = ~broker_kept[cluster.rep_part, cluster.rep_broker]
+        intra = ~inter & ~dir_kept[cluster.rep_part, cluster.rep_dir]
+        sides[side] = (inter, intra, (dir_kept * size[:, None]).sum(axis=0))
+    (k_inter, k_intra, k_usage), (o_inter, o_intra, o_usage) = sides["kjbod"], sides["optimum"]
+    gib = lambda mask: cluster.rep_size[mask].sum() / GIB  # noqa: E731
+    lines = [
+        f"  {name}: between brokers kjbod {gib(k_inter):,.1f} GiB ({int(k_inter.sum())} replicas), optimum {gib(o_inter):,.1f} ({int(o_inter.sum())}); "
+        f"within brokers kjbod {gib(k_intra):,.1f} ({int(k_intra.sum())}), optimum {gib(o_intra):,.1f} ({int(o_intra.sum())}); "
+        f"moved by both {gib(k_inter & o_inter):,.1f}, by kjbod alone {gib(k_inter & ~o_inter):,.1f}, by the optimum alone {gib(o_inter & ~k_inter):,.1f}"
+    ]
+    for b in range(brokers):
+        mine = cluster.rep_broker == b
+        usage = ", ".join(
+            f"{k_usage[d] / cluster.dir_capacity[d]:.0%}/{o_usage[d] / cluster.dir_capacity[d]:.0%}" for d in np.flatnonzero(cluster.dir_broker == b)
+        )
+        lines.append(
+            f"    broker {cluster.broker_ids[b]}: leaving kjbod {gib(mine & k_inter):,.1f} GiB / optimum {gib(mine & o_inter):,.1f}; "
+            f"within kjbod {gib(mine & k_intra):,.1f} / optimum {gib(mine & o_intra):,.1f}; directories after (kjbod/optimum) {usage}"
+        )
+    return "\n".join(lines)
+
+
 # kjbod's plan, read back -------------------------------------------------------------------------------
 
 
@@ -618,10 +663,13 @@ def run_case(seed: int, sides: list[Side], args: argparse.Namespace) -> None:
 
     def optimum_of(bands: Bands, start: Placement) -> Optimum:
         if bands not in solved:
-            solved[bands] = cache.get(bands) or cache.put(bands, solve(cluster, bands, args.time_limit, as_start(cluster, start)))
+            # The cache keeps no plans: --show-optimum solves again to have the optimum's.
+            cached = None if args.show_optimum else cache.get(bands)
+            solved[bands] = cached or cache.put(bands, solve(cluster, bands, args.time_limit, as_start(cluster, start)))
         return solved[bands]
 
     cells = []
+    shown: list[str] = []
     optimum_text = ""
     for side in sides:
         work = case / side.name
@@ -662,7 +710,11 @@ def run_case(seed: int, sides: list[Side], args: argparse.Namespace) -> None:
         elif b is not None and strict_optimum.bound:
             bound_text = f"{b:.3f} to {report['lowerBoundBytes'] / strict_optimum.bound:.3f} (not proven)"
         cells.append(f"{ratio_text}{note} | {bound_text}")
+        if args.show_optimum and optimum.placement is not None:
+            shown.append(compare_moves(cluster, side.name, placed, optimum.placement))
     print(f"| {seed} | {shape} | {optimum_text} | " + " | ".join(cells) + " |", flush=True)
+    for text in shown:
+        print(text, flush=True)
 
 
 def main() -> int:
@@ -673,6 +725,8 @@ def main() -> int:
     parser.add_argument("--baseline", type=Path, help="also plan every case with this checkout's kjbod (the code before a change)")
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds the solvers may spend on one problem")
     parser.add_argument("--work", type=Path, default=Path("/tmp/kjbod-bench-optimum"))
+    parser.add_argument("--show-optimum", action="store_true",
+                        help="after each case, kjbod's moves against the optimum's, per broker (solves again: the cache keeps no plans)")
     args = parser.parse_args()
     sides = ([Side("before", args.baseline.resolve(), [], [])] if args.baseline else []) + [Side("after" if args.baseline else "kjbod", ROOT, [], [])]
     for side in sides:

@@ -358,6 +358,10 @@ class _Placement:
             self.dir_loads[here] -= size
             self._refresh(source)
         there = self._best_dir[target]
+        if target == int(t.rep_broker[rep]) and t.rep_dir[rep] >= 0:
+            # Back on its own broker, it is back in its own directory: the directory kernel
+            # moves only replicas that arrive from another broker (or must leave their directory).
+            there = int(t.rep_dir[rep])
         if there >= 0:
             self.dir_loads[there] += size
             self._refresh(target)

@@ -14,6 +14,13 @@ first. Candidates are scored with numpy; each is then checked, in order, against
 with the loads as they are by then (as `_match_pass` does). Then, while some broker is still
 outside a band and no single move helps (both brokers of a needed move are at the edge of their
 count band), exchanges: a replica from A to B and one from B to A, counts unchanged.
+
+Last, what the directories will cost (bench_optimum's optima move next to nothing between the
+directories of one broker, where the directory step moved 10-25% of kjbod's bytes): leavers are
+chosen again so that the brokers they leave need fewer moves between their directories
+(`_directory_swaps`), and chains through a broker that both takes and gives are cut short
+(`_shortcuts`). Both keep every count, no penalty grows, and each is taken only when it saves
+more bytes than it adds, directories included.
 """
 
 from __future__ import annotations
@@ -39,6 +46,12 @@ REPLACED = 500  # per pass, the largest moves looked at for a cheaper replacemen
 CHECKED = 5_000  # per pass, the best-scored single moves checked against the rules
 EXCHANGE_SIDE = 64  # per replica of A, the replicas of B an exchange scores (nearest in size to what would even the pair out)
 EXCHANGES_CHECKED = 512  # per pair of brokers, the best-scored exchanges checked against the rules
+DIRECTORY_SWAPS = 16  # per broker, the most leavers chosen again for its directories
+DIRECTORY_WORK = 160  # per pass, the most swaps scored (over all brokers)
+SHORTCUTS_CHECKED = 1_000  # per pass, the best-scored shortcuts checked against the rules
+SWAP_SIDE = 8  # per leaver, the replicas nearest its size a directory swap scores
+SHORTCUT_SIDE = 8  # per replica leaving a broker, the replicas arriving there nearest its size a shortcut scores
+SWAPS_CHECKED = 16  # per directory swap, the best-scored ones checked against the rules
 
 
 class Repair:
@@ -64,6 +77,7 @@ class Repair:
         self.receivable = (setup.receivable & holders).tolist()
         self.racks_for = t.broker_rack.tolist()
         self.moved = 0
+        self._dirs_of: dict[int, np.ndarray | None] | None = None
 
     # The penalty -----------------------------------------------------------------------------
 
@@ -144,6 +158,10 @@ class Repair:
         for _ in range(GIVE_BACK_PASSES):
             returned = self._single_moves(fixing=False)
             if not self._replacements() and not returned:
+                break
+        for _ in range(2):
+            self._directory_swaps()
+            if not self._shortcuts():
                 break
         return self.moved
 
@@ -330,6 +348,245 @@ class Repair:
             return True
         return False
 
+    def _shortcuts(self) -> bool:
+        """Chains cut short: a replica r that moved onto broker B (from elsewhere) and a replica s
+        that left B for C become r going to C directly and s staying on B (in its directory):
+        every broker keeps its count, B and C trade the difference of the two sizes, and s's
+        move is saved. The rounds make such chains where a broker both takes and gives (a count
+        round sends it replicas, a byte round takes larger ones away). Taken when no broker's
+        penalty grows, the rules allow both moves, and what is saved is more than what B's
+        directories would then have to move between them; per s, the incoming replicas of B
+        nearest its size first."""
+        t, placement = self.t, self.placement
+        current, home = placement.broker, t.rep_broker
+        incoming = np.flatnonzero(self.movable & (current != home) & self.holders[current])
+        outgoing = np.flatnonzero(self.movable & (current != home) & self.holders[home] & (t.rep_dir >= 0))
+        if incoming.size == 0 or outgoing.size == 0:
+            return False
+        receiving = np.zeros(t.broker_count, dtype=bool)
+        receiving[current[incoming]] = True
+        outgoing = outgoing[receiving[home[outgoing]]]
+        if outgoing.size == 0:
+            return False
+        span = int(t.rep_size.max(initial=0)) + 1
+        key = current[incoming].astype(np.int64) * span + t.rep_size[incoming].astype(np.int64)
+        order = np.argsort(key, kind="stable")
+        incoming, key = incoming[order], key[order]
+        starts = np.searchsorted(current[incoming], np.arange(t.broker_count + 1))
+        near = np.searchsorted(key, home[outgoing].astype(np.int64) * span + t.rep_size[outgoing].astype(np.int64))
+        window = np.arange(-SHORTCUT_SIDE // 2, SHORTCUT_SIDE // 2)
+        first, last = starts[home[outgoing]], starts[home[outgoing] + 1] - 1
+        pick = np.clip(near[:, None] + window[None, :], first[:, None], last[:, None])
+        s_rep = np.repeat(outgoing, window.size)
+        r_rep = incoming[pick.reshape(-1)]
+        keep = t.rep_part[s_rep] != t.rep_part[r_rep]
+        s_rep, r_rep = s_rep[keep], r_rep[keep]
+        if s_rep.size == 0:
+            return False
+        b, c = home[s_rep], current[s_rep]
+        keep = c != home[r_rep]  # r going home is a give-back (the single moves look at those)
+        s_rep, r_rep, b, c = s_rep[keep], r_rep[keep], b[keep], c[keep]
+        count, load = placement.count.astype(np.float64), placement.bytes
+        delta = t.rep_size[s_rep] - t.rep_size[r_rep]  # B gains it, C loses it
+        penalty = (
+            self._penalty(b, count[b], load[b] + delta) - self._penalty(b, count[b], load[b])
+            + self._penalty(c, count[c], load[c] - delta) - self._penalty(c, count[c], load[c])
+        )
+        saved = t.rep_size[s_rep] / self.unit
+        good = penalty <= 1e-9
+        if not good.any():
+            return False
+        taken = False
+        for i in np.flatnonzero(good)[np.argsort((penalty - saved)[good], kind="stable")][:SHORTCUTS_CHECKED].tolist():
+            s_i, r_i, b_i, c_i = int(s_rep[i]), int(r_rep[i]), int(b[i]), int(c[i])
+            if int(current[s_i]) != c_i or int(current[r_i]) != b_i:
+                continue  # moved in this pass
+            if not self._allowed_back(s_i) or not self._allowed(r_i, c_i):
+                continue
+            penalty_i, cost_i = self._gain([(r_i, c_i), (s_i, b_i)])
+            if penalty_i > 1e-9:
+                continue
+            directory_cost = self._directory_change(b_i, [(int(t.rep_dir[s_i]), float(t.rep_size[s_i])), (int(placement.counted_dir[r_i]), -float(t.rep_size[r_i]))])
+            if cost_i + directory_cost / self.unit >= -1e-12:
+                continue
+            self._move(r_i, c_i)
+            self._move(s_i, b_i)
+            taken = True
+        return taken
+
+    def _directory_change(self, broker: int, changes: list[tuple[int, float]]) -> float:
+        """How many more bytes `broker` would have to move between its directories (half what
+        is outside their band) after these (directory, bytes added) changes; 0 where the
+        directory kernel does not balance its directories."""
+        t, placement = self.t, self.placement
+        dirs = self._balanced_dirs(broker)
+        if dirs is None:
+            return 0.0
+        usage = np.array([placement.dir_loads[d] for d in dirs.tolist()])
+        after = usage.copy()
+        index = {d: i for i, d in enumerate(dirs.tolist())}
+        for directory, size in changes:
+            if directory in index:
+                after[index[directory]] += size
+        cap = t.dir_capacity[dirs].astype(np.float64)
+        limit = np.array([placement.dir_limit[d] for d in dirs.tolist()])
+        both = _outside_band(np.stack([usage, after]), cap, limit, self.request.disk_band, float(cap.sum()))
+        return float(both[1] - both[0]) / 2
+
+    def _balanced_dirs(self, broker: int) -> np.ndarray | None:
+        """The directories of `broker` the directory kernel balances, or None when it balances none."""
+        if self._dirs_of is None:
+            t, setup = self.t, self.setup
+            capacity = t.dir_capacity
+            kept = t.dir_online & ~setup.draining_dirs
+            self._dirs_of = {}
+            order = np.argsort(t.dir_broker, kind="stable")
+            starts = np.searchsorted(t.dir_broker[order], np.arange(t.broker_count + 1))
+            self._all_dirs = (order, starts, kept, capacity)
+        if broker not in self._dirs_of:
+            order, starts, kept, capacity = self._all_dirs
+            dirs = order[starts[broker] : starts[broker + 1]]
+            dirs = dirs[kept[dirs]]
+            fine = dirs.size >= 2 and bool((capacity[dirs] > 0).all()) and not self.setup.broker_has_offline_dir[broker]
+            self._dirs_of[broker] = dirs if fine else None
+        return self._dirs_of[broker]
+
+    # Directories ----------------------------------------------------------------------------
+
+    def _directory_swaps(self) -> None:
+        """Leavers chosen again so that the brokers they leave need fewer moves between their
+        own directories. A replica r that left broker A from directory Y comes back (to Y) and
+        a replica q of A in a directory X above A's mean usage goes where r went instead: X
+        loses what Y keeps. Counts stay; q costs its size, r gives its size back; the bytes A
+        would have to move between its directories to bring them into their band (half of what
+        is outside it, over and under) drop. Taken when that drop is more than the bytes the
+        swap adds, no broker's penalty grows, and the rules allow both moves (bench_optimum: the
+        optimum moves next to nothing between directories; the directory step moved 10-25% of
+        what kjbod moved)."""
+        t, placement, setup = self.t, self.placement, self.setup
+        capacity = t.dir_capacity.astype(np.float64)
+        counted = t.dir_online & ~setup.draining_dirs & (capacity > 0)
+        n_counted = np.bincount(t.dir_broker[counted], minlength=t.broker_count)
+        n_kept = np.bincount(t.dir_broker[t.dir_online & ~setup.draining_dirs], minlength=t.broker_count)
+        # The brokers whose directories the directory kernel balances (every kept one has a capacity).
+        balanced = self.holders & (n_counted >= 2) & (n_counted == n_kept) & ~setup.broker_has_offline_dir
+        current, home = placement.broker, t.rep_broker
+        on_dir = t.rep_dir >= 0
+        leavers = np.flatnonzero(self.movable & (current != home) & balanced[home] & on_dir & counted[np.maximum(t.rep_dir, 0)])
+        if leavers.size == 0:
+            return
+        stayers = np.flatnonzero(self.movable & (current == home) & balanced[home] & on_dir & counted[np.maximum(t.rep_dir, 0)])
+        leavers = leavers[np.argsort(home[leavers], kind="stable")]
+        stayers = stayers[np.argsort(home[stayers], kind="stable")]
+        leaver_starts = np.searchsorted(home[leavers], np.arange(t.broker_count + 1))
+        stayer_starts = np.searchsorted(home[stayers], np.arange(t.broker_count + 1))
+        dir_order = np.argsort(t.dir_broker, kind="stable")
+        dir_starts = np.searchsorted(t.dir_broker[dir_order], np.arange(t.broker_count + 1))
+        limit = np.array(placement.dir_limit, dtype=np.float64)
+        band = self.request.disk_band
+        # Brokers furthest outside their directory band first, within a fixed amount of work
+        # (each step is a few small numpy operations): the pass costs the same at any scale.
+        usage_all = placement.dir_usage
+        broker_cap = np.bincount(t.dir_broker[counted], weights=capacity[counted], minlength=t.broker_count)
+        mean_all = np.divide(np.bincount(t.dir_broker[counted], weights=usage_all[counted], minlength=t.broker_count), broker_cap,
+                             out=np.zeros(t.broker_count), where=broker_cap > 0)
+        high_all = np.minimum((mean_all[t.dir_broker] + band) * capacity, limit)
+        low_all = (mean_all[t.dir_broker] - band) * capacity
+        off_all = np.where(counted, np.maximum(usage_all - high_all, 0) + np.maximum(low_all - usage_all, 0), 0)
+        broker_off = np.bincount(t.dir_broker, weights=off_all, minlength=t.broker_count)
+        candidates = np.flatnonzero((leaver_starts[1:] > leaver_starts[:-1]) & (broker_off > 0))
+        work = DIRECTORY_WORK
+        for a in candidates[np.argsort(-broker_off[candidates], kind="stable")].tolist():
+            if work <= 0:
+                break
+            dirs = dir_order[dir_starts[a] : dir_starts[a + 1]]
+            dirs = dirs[counted[dirs]]
+            cap = capacity[dirs]
+            cap_total = float(cap.sum())
+            local = np.full(len(capacity), -1, dtype=np.int64)
+            local[dirs] = np.arange(dirs.size)
+            mine = leavers[leaver_starts[a] : leaver_starts[a + 1]]
+            staying = stayers[stayer_starts[a] : stayer_starts[a + 1]]
+            for _ in range(DIRECTORY_SWAPS):
+                work -= 1
+                usage = np.array([placement.dir_loads[d] for d in dirs.tolist()])
+                outside = _outside_band(usage[None, :], cap, limit[dirs], band, cap_total)[0]
+                if outside <= 0 or staying.size == 0 or mine.size == 0:
+                    break
+                mine = mine[current[mine] != a]
+                staying = staying[current[staying] == a]
+                mean = usage.sum() / cap_total
+                q_pool = staying[usage[local[t.rep_dir[staying]]] > mean * cap[local[t.rep_dir[staying]]]]
+                if mine.size == 0 or q_pool.size == 0:
+                    break
+                q_pool = q_pool[np.argsort(t.rep_size[q_pool], kind="stable")]
+                q_sizes = t.rep_size[q_pool]
+                near = np.searchsorted(q_sizes, t.rep_size[mine])
+                window = np.arange(-SWAP_SIDE // 2, SWAP_SIDE // 2)
+                pick = np.unique(np.stack([np.repeat(np.arange(mine.size), window.size), np.clip(near[:, None] + window[None, :], 0, q_pool.size - 1).reshape(-1)]), axis=1)
+                r, q = mine[pick[0]], q_pool[pick[1]]
+                keep = (local[t.rep_dir[r]] != local[t.rep_dir[q]]) & (t.rep_part[r] != t.rep_part[q])
+                r, q = r[keep], q[keep]
+                if r.size == 0:
+                    break
+                size_r, size_q = t.rep_size[r].astype(np.float64), t.rep_size[q].astype(np.float64)
+                after = np.repeat(usage[None, :], r.size, axis=0)
+                rows = np.arange(r.size)
+                after[rows, local[t.rep_dir[r]]] += size_r
+                after[rows, local[t.rep_dir[q]]] -= size_q
+                saved = (outside - _outside_band(after, cap, limit[dirs], band, cap_total)) / 2
+                b = current[r]
+                count = placement.count.astype(np.float64)
+                load = placement.bytes
+                penalty = (
+                    self._penalty(np.full(r.size, a), np.full(r.size, count[a]), load[a] + size_r - size_q) - self._penalty(np.array([a]), count[[a]], load[[a]])
+                    + self._penalty(b, count[b], load[b] - size_r + size_q) - self._penalty(b, count[b], load[b])
+                )
+                score = (size_q - size_r - saved) / self.unit
+                good = (penalty <= 1e-9) & (score < -1e-12)
+                if not good.any():
+                    break
+                swapped = False
+                for i in np.flatnonzero(good)[np.argsort((score + penalty)[good], kind="stable")][:SWAPS_CHECKED].tolist():
+                    ri, qi, bi = int(r[i]), int(q[i]), int(b[i])
+                    if not self._allowed_back(ri) or not self._allowed(qi, bi):
+                        continue
+                    if self._gain([(ri, a), (qi, bi)])[0] > 1e-9:
+                        continue
+                    self._move(ri, a)
+                    self._move(qi, bi)
+                    swapped = True
+                    break
+                if not swapped:
+                    break
+
+    def _allowed_back(self, rep: int) -> bool:
+        """A replica that left its broker may come back to its own directory: the rules of
+        `_allowed`, with room counted in that directory."""
+        t, placement = self.t, self.placement
+        home = int(t.rep_broker[rep])
+        partition = int(t.rep_part[rep])
+        start = int(t.part_offsets[partition])
+        rf = int(t.part_offsets[partition + 1]) - start
+        if home in placement.broker[start : start + rf].tolist():
+            return False
+        rack = self.racks_for[home]
+        if rack >= 0:
+            racks = placement.rack_counts(partition)
+            if (racks[: rep - start] + racks[rep - start + 1 :]).count(rack) >= self.limits[rf]:
+                return False
+        directory = int(t.rep_dir[rep])
+        return placement.dir_loads[directory] + float(t.rep_size[rep]) <= placement.dir_limit[directory]
+
     def _move(self, rep: int, target: int) -> None:
         self.placement.move(rep, target, float(self.t.rep_size[rep]))
         self.moved += 1
+
+
+def _outside_band(usage: np.ndarray, cap: np.ndarray, limit: np.ndarray, band: float, cap_total: float) -> np.ndarray:
+    """Per row of directory usages (one broker's directories): the bytes over and under the
+    band around the broker's mean usage (over the limit too), as the directory kernel sees them."""
+    mean = usage.sum(axis=1, keepdims=True) / cap_total
+    high = np.minimum((mean + band) * cap, limit)
+    low = (mean - band) * cap
+    return np.maximum(usage - high, 0).sum(axis=1) + np.maximum(low - usage, 0).sum(axis=1)
