@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kjbod.common.problems import ValidationFailed
 from kjbod.errors import UserError
@@ -17,6 +19,7 @@ from kjbod.kafka_formats.kraft_snapshot import SnapshotId, write_kraft_snapshot
 from kjbod.tools.importer.from_snapshot import SnapshotImportRequest, import_from_snapshot, plan_snapshot_import
 
 from ..kafka_image import kafka_image, oracle_shape, project
+from .test_columnar import VALUES, _changed, _places
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "kafka"
 SMALL = FIXTURES / "small-cluster"
@@ -179,13 +182,22 @@ def _two_pass(monkeypatch: pytest.MonkeyPatch) -> None:
     """The reading before the single pass: join_paths, then the output read against the joined paths."""
     from kjbod.tools.importer import from_snapshot
 
+    monkeypatch.setattr(from_snapshot, "_read_columns", lambda files, image, entries: None)
     monkeypatch.setattr(from_snapshot, "_read_once", lambda files, image: None)
 
 
+def _objects(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The single pass with an Observation per replica (_read_once), before the columns."""
+    from kjbod.tools.importer import from_snapshot
+
+    monkeypatch.setattr(from_snapshot, "_read_columns", lambda files, image, entries: None)
+
+
 def _join_test_output(tmp_path: Path) -> Path:
-    return log_dirs_output(
-        tmp_path,
-        [
+    return log_dirs_output(tmp_path, JOIN_TEST_BROKERS)
+
+
+JOIN_TEST_BROKERS = [
             {"broker": 1, "logDirs": [
                 {"logDir": "/d/1a", "error": None, "partitions": [entry("orders-0", 100), entry("clicks-1", 50), entry("orders-1", 9)]},
                 {"logDir": "/d/1b", "error": None, "partitions": [entry("orders-2", 30, lag=5), entry("clicks-0", 10)], "totalBytes": 5000, "usableBytes": 100},
@@ -198,8 +210,7 @@ def _join_test_output(tmp_path: Path) -> Path:
             {"broker": 3, "logDirs": [
                 {"logDir": "/d/3a", "error": "org.apache.kafka.common.errors.KafkaStorageException", "partitions": []},
             ]},
-        ],
-    )
+]
 
 
 def test_the_log_dirs_output_is_read_and_walked_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -265,3 +276,73 @@ def test_what_a_newer_kafka_writes_is_counted_and_the_import_goes_on(tmp_path: P
     assert plan.summary.metadata_version == "UNKNOWN 40"
     assert image.features.finalized["some.future.version"] == 3
     assert image.topics.by_name.keys() >= {"orders", "clicks"}
+
+
+# The output read as columns (from_snapshot._read_columns) ------------------------------------------
+
+
+def _outcome(request: SnapshotImportRequest) -> object:
+    try:
+        plan = plan_snapshot_import(request)
+    except ValidationFailed as exc:
+        return exc.problems
+    return plan.entries, plan.summary, replay_all(EMPTY_IMAGE, plan.entries) == plan.image
+
+
+def _kafka_layout(tmp_path: Path, brokers: object) -> Path:
+    """kafka-log-dirs' own layout (brokers, then version; no spaces): the one read in chunks."""
+    path = tmp_path / "log-dirs.txt"
+    path.write_text(
+        "Querying brokers for log directories information\nReceived log directory information from brokers 1,2,3\n"
+        + json.dumps({"brokers": brokers, "version": 1}, separators=(",", ":")) + "\n"
+    )
+    return path
+
+
+def test_the_usual_output_is_read_as_columns_with_the_same_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A replica elsewhere than the snapshot says, lagging and future replicas, a failed directory:
+    the columns give the records, summary and warnings of an Observation per replica."""
+    from kjbod.tools.importer import from_snapshot
+
+    request = SnapshotImportRequest(SMALL_SNAPSHOT, log_dirs_files=[_kafka_layout(tmp_path, JOIN_TEST_BROKERS)])
+    taken = []
+    read_columns = from_snapshot._read_columns
+    monkeypatch.setattr(from_snapshot, "_read_columns", lambda *args: taken.append(read_columns(*args)) or taken[-1])
+    columns = _outcome(request)
+    assert taken[0] is not None and columns[1].warnings  # type: ignore[index]
+    _objects(monkeypatch)
+    assert columns == _outcome(request)
+
+
+def test_a_path_whose_replicas_split_evenly_is_left_to_the_observations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which directory a tie goes to depends on the order the replicas are met in: _read_once decides."""
+    from kjbod.tools.importer import from_snapshot
+
+    brokers = [{"broker": 1, "logDirs": [{"logDir": "/d/1a", "error": None, "partitions": [entry("orders-0", 1), entry("orders-1", 1)]}]}]
+    request = SnapshotImportRequest(SMALL_SNAPSHOT, log_dirs_files=[_kafka_layout(tmp_path, brokers)])
+    image = replay_all(EMPTY_IMAGE, from_snapshot._read(request).entries)
+    assert from_snapshot._read_columns(request.log_dirs_files, image, from_snapshot._read(request).entries) is None
+    columns = _outcome(request)
+    _objects(monkeypatch)
+    assert columns == _outcome(request)
+
+
+OUTPUT_VALUES = st.one_of(
+    VALUES, st.sampled_from(["/d/1a", "/d/2b", "/d/9", "clicks-1", "orders-2", "orders-9", DIRS[1][0], DIRS[2][1], DIRS[3][0]]), st.integers(1, 3),
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(choice=st.integers(0, 10**6), change=st.sampled_from(["set", "set", "remove", "duplicate", "extra"]), value=OUTPUT_VALUES)
+def test_any_change_to_the_output_gives_the_same_records_or_the_same_problems(
+    tmp_path_factory: pytest.TempPathFactory, choice: int, change: str, value: object
+) -> None:
+    from kjbod.tools.importer import from_snapshot
+
+    places = _places(JOIN_TEST_BROKERS)
+    brokers = _changed(JOIN_TEST_BROKERS, places[choice % len(places)], change, value)
+    request = SnapshotImportRequest(SMALL_SNAPSHOT, log_dirs_files=[_kafka_layout(tmp_path_factory.mktemp("changed"), brokers)])
+    columns = _outcome(request)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(from_snapshot, "_read_columns", lambda files, image, entries: None)
+        assert columns == _outcome(request)
