@@ -78,6 +78,9 @@ from kjbod.tools.log_dirs.saved_output import (
     split_partition_name,
 )
 
+# The summary names the unjoined directories of up to this many brokers, else of the first few.
+_NAMED_BROKERS = 5
+_NAMED_WHEN_MANY = 3
 _RESERVED = frozenset((DirectoryId.MIGRATING, DirectoryId.UNASSIGNED, DirectoryId.LOST))
 _OBSERVED_DIRECTORY = itemgetter(0)  # Observation.directory_id
 
@@ -167,9 +170,17 @@ class SnapshotImportSummary:
             lines.append(
                 f"Joined {self.joined_directories} of {self.directories} log directories to their paths through the kafka-log-dirs output."
             )
-        unjoined = directories_by_broker(self)
+        unjoined = sorted(directories_by_broker(self).items())
         if unjoined:
-            named = "; ".join(f"broker {broker}: {', '.join(ids)}" for broker, ids in sorted(unjoined.items()))
+            # A cluster's new brokers are all unjoined (nothing on them yet): the first few are
+            # named, the rest counted (-o json lists every one).
+            shown = unjoined if len(unjoined) <= _NAMED_BROKERS else unjoined[:_NAMED_WHEN_MANY]
+            named = "; ".join(f"broker {broker}: {', '.join(ids)}" for broker, ids in shown)
+            rest = unjoined[len(shown) :]
+            if rest:
+                each = sorted({len(ids) for _, ids in rest})
+                per = f"{each[0]}" if len(each) == 1 else f"{each[0]} to {each[-1]}"
+                named += f"; and {sum(len(ids) for _, ids in rest)} more on {len(rest)} other brokers ({per} each; -o json lists every id)"
             kept = "y keeps its id as its path" if len(self.unjoined_directories) == 1 else "ies keep their id as their path"
             lines.append(f"{len(self.unjoined_directories)} log director{kept}: {named}.")
         if self.unjoined_paths:

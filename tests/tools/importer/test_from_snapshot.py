@@ -346,3 +346,21 @@ def test_any_change_to_the_output_gives_the_same_records_or_the_same_problems(
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(from_snapshot, "_read_columns", lambda files, image, entries: None)
         assert columns == _outcome(request)
+
+
+def test_the_summary_names_the_unjoined_directories_of_a_few_brokers_and_counts_the_rest() -> None:
+    """A cluster's new brokers (nothing on them yet) join no path: 100 of them would make one
+    line of 1,200 ids. The first few brokers are named; -o json lists every id."""
+    from kjbod.tools.importer.from_snapshot import UnjoinedDirectory
+
+    plan, _ = planned_image(SnapshotImportRequest(SMALL_SNAPSHOT))
+    few = plan.summary
+    assert "broker 3: NKtRVYvUR6VDbrqg_v4biA, NcjTNuXUZzbj_Cfa9suTDA." in few.lines()[-2]
+    many = [UnjoinedDirectory(broker, f"id-{broker}-{n}", False) for broker in range(10, 20) for n in range(2 if broker < 19 else 1)]
+    few.unjoined_directories = many
+    (line,) = [line for line in few.lines() if "keep their id" in line]
+    assert line == (
+        "19 log directories keep their id as their path: broker 10: id-10-0, id-10-1; broker 11: id-11-0, id-11-1; "
+        "broker 12: id-12-0, id-12-1; and 13 more on 7 other brokers (1 to 2 each; -o json lists every id)."
+    )
+    assert len(few.to_json()["unjoinedDirectories"]) == 19
