@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping
+import dataclasses
 from dataclasses import dataclass, field, replace
-from itertools import chain
+from itertools import chain, repeat
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -39,8 +40,9 @@ from kjbod.common.kafka_uuid import DirectoryId, uuid_sort_key
 from kjbod.common.problems import Problems
 from kjbod.errors import ReplayError, UserError
 from kjbod.controller.quorum_control import imported_quorum_records
-from kjbod.image import EMPTY_IMAGE, Image, VoterNode, replay_all
-from kjbod.image.columns import gather_index
+from kjbod.image import EMPTY_IMAGE, Delta, Image, VoterNode, replay_all
+from kjbod.image.columns import NO_DIRECTORY, UNKNOWN_SIZE, PartitionTable, Ragged, gather_index
+from kjbod.image.topics import TopicsImage
 from kjbod.records import (
     ClearElrRecord,
     KjbodBrokerLogDirsRecord,
@@ -482,6 +484,43 @@ class _PartitionColumns:
     dir_ids: list[str]
     leader: np.ndarray  # int64 per row
     reassigning: int
+    # The other columns of the image's table (kjbod.image.columns), rows as above.
+    part_id: np.ndarray
+    leader_epoch: np.ndarray
+    partition_epoch: np.ndarray
+    leader_recovery_state: np.ndarray
+    isr: Ragged
+    removing: Ragged
+    adding: Ragged
+    elr: Ragged
+    last_known_elr: Ragged
+    dir_codes: dict[str, int]
+
+    def table(self, size: np.ndarray, logs: list[tuple[int, int, bool, str | None, int, int]]) -> PartitionTable:
+        """The image's table: these partitions with their sizes (UNKNOWN_SIZE for none) and
+        replica logs (row, broker, future, directory id or None, size, lag)."""
+        codes = _Codes(self.dir_codes)
+        logs = sorted(logs, key=lambda log: log[:3])
+        log_dir = [NO_DIRECTORY if log[3] is None else codes[log[3]] for log in logs]
+        return PartitionTable(
+            topic_ids=self.topic_ids, topic_names=self.topic_names, topic_start=self.start, part_id=self.part_id.astype(np.int32),
+            leader=self.leader.astype(np.int32), leader_epoch=self.leader_epoch, partition_epoch=self.partition_epoch,
+            leader_recovery_state=self.leader_recovery_state, size=size,
+            replicas=Ragged(self.replica_start, self.replicas.astype(np.int32)), directories=self.directories.astype(np.int32),
+            isr=self.isr, removing=self.removing, adding=self.adding, elr=self.elr, last_known_elr=self.last_known_elr,
+            dir_ids=list(codes),
+            log_row=np.array([log[0] for log in logs], np.int32), log_broker=np.array([log[1] for log in logs], np.int32),
+            log_future=np.array([log[2] for log in logs], np.bool_), log_dir=np.array(log_dir, np.int32),
+            log_size=np.array([log[4] for log in logs], np.int64), log_lag=np.array([log[5] for log in logs], np.int64),
+        )
+
+
+def _sparse(column: chain[Any], new_row: np.ndarray) -> Ragged:
+    """A rare list column (empty or None for most rows) as the table's sparse Ragged, its rows
+    renumbered."""
+    found = [(row, values) for row, values in enumerate(column) if values]
+    rows = new_row[[row for row, _ in found]].tolist() if found else []
+    return Ragged.sparse(sorted(zip(rows, (tuple(values) for _, values in found))))
 
 
 def _partition_columns(entries: list[Record | RecordRun]) -> _PartitionColumns | None:
@@ -511,7 +550,8 @@ def _partition_columns(entries: list[Record | RecordRun]) -> _PartitionColumns |
     count = sum(run.count for run in runs)
 
     def column(name: str) -> chain[Any]:
-        return chain.from_iterable(run.columns[name] for run in runs)
+        """A field of every PartitionRecord (None where a version has no such field)."""
+        return chain.from_iterable(run.columns[name] if name in run.columns else repeat(None, run.count) for run in runs)
 
     topic = np.fromiter(map(index.__getitem__, column("topic_id")), np.int64, count)
     number = np.fromiter(column("partition_id"), np.int64, count)
@@ -526,7 +566,10 @@ def _partition_columns(entries: list[Record | RecordRun]) -> _PartitionColumns |
     directories = np.fromiter(map(codes.__getitem__, chain.from_iterable(directory_lists)), np.int64, total)
     leader = np.fromiter(column("leader"), np.int64, count)
     reassigning = sum(1 for removing, adding in zip(column("removing_replicas"), column("adding_replicas")) if removing or adding)
-    del replica_lists, directory_lists
+    isr_lists = list(column("isr"))
+    isr_lengths = np.fromiter(map(len, isr_lists), np.int64, count)
+    isr = np.fromiter(chain.from_iterable(isr_lists), np.int32, int(isr_lengths.sum()))
+    del replica_lists, directory_lists, isr_lists
     if count and number.min() < 0:
         return None
     key = (topic << 32) | number
@@ -545,7 +588,31 @@ def _partition_columns(entries: list[Record | RecordRun]) -> _PartitionColumns |
     for shift in range(1, int(lengths.max()) if count else 0):
         if np.any((replicas[shift:] == replicas[:-shift]) & (row_of[shift:] == row_of[:-shift])):
             return None  # a broker twice in a list: its first place counts (see _read_once)
-    return _PartitionColumns(topic_ids, names, start, replica_start, replicas, directories, list(codes), leader[order], reassigning)
+    isr_start = np.zeros(count + 1, np.int64)
+    np.cumsum(isr_lengths, out=isr_start[1:])
+    isr = Ragged(*_reordered(isr_start, isr, order))
+    new_row = np.empty(count, np.int64)
+    new_row[order] = np.arange(count, dtype=np.int64)
+
+    def ints(name: str, dtype: type) -> np.ndarray:
+        return np.fromiter(column(name), dtype, count)[order]
+
+    return _PartitionColumns(
+        topic_ids, names, start, replica_start, replicas, directories, list(codes), leader[order], reassigning,
+        part_id=number[order], leader_epoch=ints("leader_epoch", np.int32), partition_epoch=ints("partition_epoch", np.int32),
+        leader_recovery_state=ints("leader_recovery_state", np.int8), isr=isr,
+        removing=_sparse(column("removing_replicas"), new_row), adding=_sparse(column("adding_replicas"), new_row),
+        elr=_sparse(column("eligible_leader_replicas"), new_row), last_known_elr=_sparse(column("last_known_elr"), new_row),
+        dir_codes=dict(codes),
+    )
+
+
+def _reordered(start: np.ndarray, values: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A ragged column's rows taken in `order`."""
+    taken = gather_index(start, order)
+    new_start = np.zeros(len(order) + 1, np.int64)
+    np.cumsum(np.diff(start)[order], out=new_start[1:])
+    return new_start, values[taken]
 
 
 @dataclass
@@ -560,6 +627,10 @@ class _ColumnsRead:
     paths: list[str]  # path code -> path
     names: dict[tuple[int, str], str]  # (broker, path) -> directory id
     elsewhere: np.ndarray  # the current observations whose replica the snapshot places in another directory
+    # What _sizes_from_columns records, for the image's table: each row's size (UNKNOWN_SIZE
+    # for none) and the replica logs (row, broker, future, directory id or None, size, lag).
+    size: np.ndarray | None = None
+    logs: list[tuple[int, int, bool, str | None, int, int]] = field(default_factory=list)
 
 
 def _read_columns(files: list[Path], image: Image, entries: list[Record | RecordRun]) -> _ColumnsRead | None:
@@ -696,6 +767,10 @@ def _sizes_from_columns(read: _ColumnsRead, image: Image) -> LogDirsImport:
             changes = _replica_log_changes(by_id[partitions.topic_ids[t]], r - start[t], replicas, sizes.size, current.get(r) or {}, sizes, counts)
             logs[r] = [{**change, "partition_id": r} for change in changes]
 
+    read.size = np.where(size >= 0, size, UNKNOWN_SIZE)
+    read.logs = [
+        (r, log["broker_id"], log.get("future", False), log.get("directory_id"), log["size_bytes"], log["offset_lag"]) for r in logs for log in logs[r]
+    ]
     entries: list = []
     sized = np.flatnonzero(size >= 0)
     bounds = np.searchsorted(sized, partitions.start).tolist()
@@ -842,8 +917,31 @@ def plan_snapshot_import(request: SnapshotImportRequest, *, progress: Progress =
     entries = [*cluster, *metadata.entries, *directory_records, *sizes_entries]
     quorum = _quorum_entries(image, metadata, sum(entry_count(e) for e in entries), summary, request.release)
     entries += quorum
-    final = _replayed(_replayed(image, sizes_entries, request.snapshot), quorum, request.snapshot)
+    if columns is not None and columns.size is not None:
+        final = _columnar_image(image, [*sizes_entries, *quorum], columns, request.snapshot)
+    else:
+        final = _replayed(_replayed(image, sizes_entries, request.snapshot), quorum, request.snapshot)
     return SnapshotImportPlan(entries, summary, final)
+
+
+def _columnar_image(image: Image, entries: list[Record | RecordRun], columns: _ColumnsRead, source: Path) -> Image:
+    """The image `entries` make of `image`, its topics made from the columns (with the sizes and
+    replica logs of the entries) rather than by replaying a million sizes and building the
+    snapshot's table from a million partition objects again."""
+    assert columns.size is not None
+    delta = Delta(image)
+    offset = image.next_offset
+    try:
+        for entry in entries:
+            kind = entry.record_type if isinstance(entry, RecordRun) else type(entry)
+            if kind is KjbodPartitionSizeRecord or kind is KjbodReplicaLogRecord:
+                offset += entry_count(entry)  # in the table
+            else:
+                offset = delta.replay_entry(entry, offset)
+    except ReplayError as exc:
+        raise UserError(f"{source}: kjbod cannot replay the controller's records: {exc}") from None
+    table = columns.partitions.table(columns.size, columns.logs)
+    return dataclasses.replace(delta.apply(), offset=offset - 1, topics=TopicsImage.from_table(table))
 
 
 def _quorum_entries(

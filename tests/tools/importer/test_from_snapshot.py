@@ -310,6 +310,13 @@ def test_the_usual_output_is_read_as_columns_with_the_same_records(tmp_path: Pat
     monkeypatch.setattr(from_snapshot, "_read_columns", lambda *args: taken.append(read_columns(*args)) or taken[-1])
     columns = _outcome(request)
     assert taken[0] is not None and columns[1].warnings  # type: ignore[index]
+    # The image made from the columns is the one the records replay into.
+    plan = plan_snapshot_import(request)
+    replayed = replay_all(EMPTY_IMAGE, plan.entries)
+    assert plan.image is not None and plan.image.topics.root is not None
+    assert plan.image.topics.table.by_topic_id().same_as(replayed.topics.table.by_topic_id())
+    assert (plan.image.offset, plan.image.cluster, plan.image.quorum) == (replayed.offset, replayed.cluster, replayed.quorum)
+    assert columns[2] is True  # type: ignore[index]
     _objects(monkeypatch)
     assert columns == _outcome(request)
 
@@ -364,3 +371,45 @@ def test_the_summary_names_the_unjoined_directories_of_a_few_brokers_and_counts_
         "broker 12: id-12-0, id-12-1; and 13 more on 7 other brokers (1 to 2 each; -o json lists every id)."
     )
     assert len(few.to_json()["unjoinedDirectories"]) == 19
+
+
+def _usual_output(tmp_path: Path, snapshot: Path) -> Path:
+    """kafka-log-dirs output of a snapshot's cluster as it is: every replica in the directory the
+    snapshot places it in, sizes and lags made up."""
+    image = replay_all(EMPTY_IMAGE, read_snapshot_entries(snapshot))
+    listed: dict[tuple[int, str], list[dict]] = {}
+    for topic in image.topics.by_id.values():
+        for partition_id, registration in sorted(topic.partitions.items()):
+            for position, (broker, directory) in enumerate(zip(registration.replicas, registration.directories)):
+                if broker in image.cluster.brokers and registration.leader != -1:
+                    listed.setdefault((broker, directory), []).append(entry(f"{topic.name}-{partition_id}", 100 + position * (partition_id % 2), lag=position % 3))
+    brokers = []
+    for broker, registration in sorted(image.cluster.brokers.items()):
+        dirs = [d for d in registration.directories if (broker, d) in listed]
+        brokers.append({"broker": broker, "logDirs": [
+            {"logDir": f"/d/{broker}/{i}", "error": None, "partitions": listed[(broker, d)]} for i, d in enumerate(dirs)
+        ]})
+    return _kafka_layout(tmp_path, brokers)
+
+
+def read_snapshot_entries(snapshot: Path) -> list:
+    from kjbod.kafka_formats.controller_metadata import read_controller_metadata
+
+    return read_controller_metadata(snapshot).entries
+
+
+@pytest.mark.parametrize("snapshot", [SMALL_SNAPSHOT, EXPORT_SNAPSHOT])
+def test_a_snapshot_and_its_clusters_output_are_read_as_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, snapshot: Path) -> None:
+    """The export fixture has reassignments in flight and a failed directory: the columns carry
+    them into the image as replaying the records does."""
+    from kjbod.tools.importer import from_snapshot
+
+    request = SnapshotImportRequest(snapshot, log_dirs_files=[_usual_output(tmp_path, snapshot)])
+    plan = plan_snapshot_import(request)
+    assert plan.image is not None and plan.image.topics.root is not None  # the columns took it
+    replayed = replay_all(EMPTY_IMAGE, plan.entries)
+    assert plan.image.topics.table.by_topic_id().same_as(replayed.topics.table.by_topic_id()) and plan.image == replayed
+    assert plan.summary.sized_partitions and plan.summary.replica_logs
+    monkeypatch.setattr(from_snapshot, "_read_columns", lambda files, image, entries: None)
+    before = plan_snapshot_import(request)
+    assert (plan.entries, plan.summary) == (before.entries, before.summary)
