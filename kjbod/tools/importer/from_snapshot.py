@@ -60,6 +60,7 @@ from kjbod.records import (
 from kjbod.records.codec import RecordRun, entry_count
 from kjbod.kafka_formats.controller_metadata import ControllerMetadata, read_controller_metadata
 from kjbod.kafka_formats.kraft_snapshot import SnapshotError, SnapshotId
+from kjbod.tools.importer.columnar import Codes
 from kjbod.tools.importer.new_state import NewState, write_new_state
 from kjbod.tools.log_dirs.importer import (
     LogDirsImport,
@@ -462,14 +463,6 @@ def _read_once(files: list[Path], image: Image) -> _ReadOnce | None:
 _CHANGES_PARTITIONS = (PartitionChangeRecord, RemoveTopicRecord, ClearElrRecord, KjbodPartitionSizeRecord, KjbodReplicaLogRecord)
 
 
-class _Codes(dict):
-    """str -> a small integer, a new one the first time a string is seen."""
-
-    def __missing__(self, key: str) -> int:
-        code = self[key] = len(self)
-        return code
-
-
 @dataclass
 class _PartitionColumns:
     """Every partition the records create: topics in the order of their TopicRecords, the rows
@@ -499,7 +492,7 @@ class _PartitionColumns:
     def table(self, size: np.ndarray, logs: list[tuple[int, int, bool, str | None, int, int]]) -> PartitionTable:
         """The image's table: these partitions with their sizes (UNKNOWN_SIZE for none) and
         replica logs (row, broker, future, directory id or None, size, lag)."""
-        codes = _Codes(self.dir_codes)
+        codes = Codes(self.dir_codes)
         logs = sorted(logs, key=lambda log: log[:3])
         log_dir = [NO_DIRECTORY if log[3] is None else codes[log[3]] for log in logs]
         return PartitionTable(
@@ -562,7 +555,7 @@ def _partition_columns(entries: list[Record | RecordRun]) -> _PartitionColumns |
         return None
     total = int(lengths.sum())
     replicas = np.fromiter(chain.from_iterable(replica_lists), np.int64, total)
-    codes = _Codes()
+    codes = Codes()
     directories = np.fromiter(map(codes.__getitem__, chain.from_iterable(directory_lists)), np.int64, total)
     leader = np.fromiter(column("leader"), np.int64, count)
     reassigning = sum(1 for removing, adding in zip(column("removing_replicas"), column("adding_replicas")) if removing or adding)
@@ -639,7 +632,7 @@ def _read_columns(files: list[Path], image: Image, entries: list[Record | Record
     if partitions is None:
         return None
     brokers = image.cluster.brokers
-    path_codes: _Codes = _Codes()
+    path_codes: Codes = Codes()
     rows = PartitionRows({name: t for t, name in enumerate(partitions.topic_names)}, partitions.start)
     observed = read_observed_columns(files, {broker: _PATHS_AS_IDS for broker in brokers}, path_codes, rows)
     if observed is None:
