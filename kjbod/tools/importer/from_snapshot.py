@@ -494,16 +494,39 @@ class _PartitionColumns:
         replica logs (row, broker, future, directory id or None, size, lag)."""
         codes = Codes(self.dir_codes)
         logs = sorted(logs, key=lambda log: log[:3])
-        log_dir = [NO_DIRECTORY if log[3] is None else codes[log[3]] for log in logs]
+        log_dir = np.array([NO_DIRECTORY if log[3] is None else codes[log[3]] for log in logs], np.int64)
+        # Directory codes in the order PartitionTable.from_topics gives them for the image that
+        # replaying the records makes, so that the snapshot written is that one, byte for byte:
+        # its topics iterate in TopicRecord order, those the sizes and replica logs touched moved
+        # last in name order (TopicsDelta.apply); the replica logs' directories get codes first,
+        # then the replicas', each as first met.
+        topic_count = len(self.topic_ids)
+        topic_of_row = np.repeat(np.arange(topic_count, dtype=np.int64), np.diff(self.start))
+        log_rows = np.array([log[0] for log in logs], np.int64)
+        touched = np.zeros(topic_count, np.bool_)
+        touched[topic_of_row[size != UNKNOWN_SIZE]] = True
+        touched[topic_of_row[log_rows]] = True
+        topic_order = [*np.flatnonzero(~touched).tolist(), *sorted(np.flatnonzero(touched).tolist(), key=self.topic_names.__getitem__)]
+        rank = np.empty(topic_count, np.int64)
+        rank[topic_order] = np.arange(topic_count)
+        named = log_dir != NO_DIRECTORY
+        log_seen = log_dir[named][np.argsort(rank[topic_of_row[log_rows[named]]], kind="stable")]
+        rows = np.concatenate([np.arange(self.start[t], self.start[t + 1]) for t in topic_order]) if topic_count else np.zeros(0, np.int64)
+        seen = np.concatenate([log_seen, self.directories[gather_index(self.replica_start, rows)]])
+        distinct, first = np.unique(seen, return_index=True)
+        order = distinct[np.argsort(first, kind="stable")]
+        renumber = np.full(len(codes) + 1, NO_DIRECTORY, np.int64)  # the last entry: NO_DIRECTORY stays
+        renumber[order] = np.arange(len(order))
+        ids = list(codes)
         return PartitionTable(
             topic_ids=self.topic_ids, topic_names=self.topic_names, topic_start=self.start, part_id=self.part_id.astype(np.int32),
             leader=self.leader.astype(np.int32), leader_epoch=self.leader_epoch, partition_epoch=self.partition_epoch,
             leader_recovery_state=self.leader_recovery_state, size=size,
-            replicas=Ragged(self.replica_start, self.replicas.astype(np.int32)), directories=self.directories.astype(np.int32),
+            replicas=Ragged(self.replica_start, self.replicas.astype(np.int32)), directories=renumber[self.directories].astype(np.int32),
             isr=self.isr, removing=self.removing, adding=self.adding, elr=self.elr, last_known_elr=self.last_known_elr,
-            dir_ids=list(codes),
+            dir_ids=[ids[code] for code in order.tolist()],
             log_row=np.array([log[0] for log in logs], np.int32), log_broker=np.array([log[1] for log in logs], np.int32),
-            log_future=np.array([log[2] for log in logs], np.bool_), log_dir=np.array(log_dir, np.int32),
+            log_future=np.array([log[2] for log in logs], np.bool_), log_dir=renumber[log_dir].astype(np.int32),
             log_size=np.array([log[4] for log in logs], np.int64), log_lag=np.array([log[5] for log in logs], np.int64),
         )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -413,3 +414,11 @@ def test_a_snapshot_and_its_clusters_output_are_read_as_columns(tmp_path: Path, 
     monkeypatch.setattr(from_snapshot, "_read_columns", lambda files, image, entries: None)
     before = plan_snapshot_import(request)
     assert (plan.entries, plan.summary) == (before.entries, before.summary)
+    # The snapshot the state is written with is the one the per-entry path writes, byte for
+    # byte: the same arrays, directory codes included (they follow the order the image's topics
+    # iterate in, which the deltas of the per-entry path set).
+    assert before.image is not None
+    ours, theirs = plan.image.topics.table.by_topic_id(), before.image.topics.table.by_topic_id()
+    assert ours.strings() == theirs.strings()
+    assert ours.arrays().keys() == theirs.arrays().keys()
+    assert all(np.array_equal(array, theirs.arrays()[name]) for name, array in ours.arrays().items())
