@@ -373,13 +373,16 @@ class RecordBatch:
                 if buf[pos + 1] != 0:  # attributes at pos, then a timestamp delta of 0
                     return self._careful_spans()
                 pos += 2
-                b = buf[pos]  # the offset delta
+                b = buf[pos]  # the offset delta (three bytes from the 8,192nd record of a batch)
                 if b < 128:
                     raw = b
                     pos += 1
                 elif buf[pos + 1] < 128:
                     raw = (b & 127) | (buf[pos + 1] << 7)
                     pos += 2
+                elif buf[pos + 2] < 128:
+                    raw = (b & 127) | ((buf[pos + 1] & 127) << 7) | (buf[pos + 2] << 14)
+                    pos += 3
                 else:
                     raw, pos = read_uvarint(buf, pos)
                 delta = (raw >> 1) ^ -(raw & 1)

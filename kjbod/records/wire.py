@@ -966,11 +966,10 @@ class RunCollector:
     def __init__(self, spec: MessageSpec, version: int) -> None:
         model = MODELLED_RECORDS[spec.name]
         message = _codec(spec.name, version)
-        names = dict(zip((id(f) for f in spec.fields), _column_names(model, spec)))
         self.spec = spec
         self.version = version
         self.model = model
-        self._names = [names[id(f)] for f in message.present_fields]
+        self._names = _present_column_names(spec.name, version)
         self._columns: list[list[Any]] = [[] for _ in self._names]
         self._collect = message.collector(self._columns)
         self.count = 0
@@ -991,8 +990,24 @@ class RunCollector:
             raise WireError(f"{self.spec.name} v{self.version}: the message ends at byte {after - pos} of {end - pos}")
         self.count += 1
 
+    def extend(self, columns: Mapping[str, Sequence[Any]], count: int) -> None:
+        """Records decoded elsewhere (kjbod.kafka_formats.partition_columns): `count` values of
+        each of this run's columns, by field name."""
+        for name, column in zip(self._names, self._columns):
+            column.extend(columns[name])
+        self.count += count
+
     def run(self) -> RecordRun:
         return RecordRun(self.model, self.version, self.count, dict(zip(self._names, self._columns)))
+
+
+@functools.cache
+def _present_column_names(name: str, version: int) -> list[str]:
+    """The model attribute of each field a message version has, in schema order (a snapshot
+    starts a run per topic: tens of thousands of them)."""
+    spec = schema(name)
+    names = dict(zip((id(f) for f in spec.fields), _column_names(MODELLED_RECORDS[name], spec)))
+    return [names[id(f)] for f in _codec(name, version).present_fields]
 
 
 def _tagged_default(field: FieldSpec, value: Any) -> bool:

@@ -237,18 +237,21 @@ def _partition_lines(image: Image, table: PartitionTable, topic: TopicImage) -> 
         down.append(registration is None or registration.fenced or not registration.has_online_dir(directory))
     label = np.array(labels, dtype=object)[pair_of].tolist()
     offline = np.array(down, np.bool_)[pair_of]
-    text = [str(b) for b in brokers.tolist()]
+    text = list(map(str, brokers.tolist()))
     bounds = (start[lo : hi + 1] - first).tolist()
-    replicas = [",".join(text[bounds[i] : bounds[i + 1]]) for i in range(hi - lo)]
-    directories = [",".join(label[bounds[i] : bounds[i + 1]]) for i in range(hi - lo)]
+    replicas = _comma_joined(text, bounds)
+    directories = _comma_joined(label, bounds)
     offline_text = [""] * (hi - lo)
     if offline.any():
         for i in np.unique(row[offline]).tolist():
             offline_text[i] = ",".join(b for b, gone in zip(text[bounds[i] : bounds[i + 1]], offline[bounds[i] : bounds[i + 1]].tolist()) if gone)
     isr_start = table.isr.start
-    isr_values = table.isr.values[int(isr_start[lo]) : int(isr_start[hi])].tolist()
-    isr_bounds = (isr_start[lo : hi + 1] - isr_start[lo]).tolist()
-    isr = [",".join(map(str, isr_values[isr_bounds[i] : isr_bounds[i + 1]])) for i in range(hi - lo)]
+    isr_values = table.isr.values[int(isr_start[lo]) : int(isr_start[hi])]
+    isr_bounds = isr_start[lo : hi + 1] - isr_start[lo]
+    if np.array_equal(isr_bounds, start[lo : hi + 1] - first) and np.array_equal(isr_values, brokers):
+        isr = replicas  # every replica in sync: the usual case
+    else:
+        isr = _comma_joined(list(map(str, isr_values.tolist())), isr_bounds.tolist())
     leaders = ["none" if leader == -1 else str(leader) for leader in table.leader[lo:hi].tolist()]
     ids = lambda values: ",".join(map(str, values))  # noqa: E731
     reassigning = [""] * (hi - lo)
@@ -266,6 +269,16 @@ def _partition_lines(image: Image, table: PartitionTable, topic: TopicImage) -> 
             table.part_id[lo:hi].tolist(), leaders, replicas, isr, reassigning, elr, last_known, directories, offline_text
         )
     ]
+
+
+def _comma_joined(texts: list[str], bounds: list[int]) -> list[str]:
+    """Each row's texts (row i's are texts[bounds[i]:bounds[i + 1]]) joined by commas; rows of
+    one width (one replication factor) at C speed."""
+    rows = len(bounds) - 1
+    width = bounds[1] - bounds[0] if rows else 0
+    if rows and width and bounds == list(range(bounds[0], bounds[0] + width * rows + 1, width)) and len(texts) == bounds[-1] and not bounds[0]:
+        return list(map(",".join, zip(*(texts[j::width] for j in range(width)))))
+    return [",".join(texts[bounds[i] : bounds[i + 1]]) for i in range(rows)]
 
 
 def _rows_in(column: Any, lo: int, hi: int) -> list[int]:

@@ -105,7 +105,7 @@ class _NotUsual(Exception):
     """The input is not the usual one: from_files reads it the ordinary way."""
 
 
-class _Codes(dict):
+class Codes(dict):
     """str -> a small integer, a new one the first time a string is seen."""
 
     def __missing__(self, key: str) -> int:
@@ -131,7 +131,7 @@ class Directories:
         ids: list[str] = []
         owner: list[int] = []
         single: list[int] = []
-        path_codes: _Codes = _Codes()
+        path_codes: Codes = Codes()
         pairs: list[tuple[int, int, int]] = []
         for index, broker_id in enumerate(broker_ids):
             dirs = brokers[broker_id].dirs  # type: ignore[attr-defined]
@@ -243,7 +243,7 @@ class _AssignmentReader:
     def __init__(self, directories: Directories, path_codes: dict[str, int]) -> None:
         self.directories = directories
         self.path_codes = path_codes
-        self.topics = _Codes()
+        self.topics = Codes()
         self.parts: list[tuple[np.ndarray, ...]] = []
 
     def add(self, items: Sequence[Any]) -> None:

@@ -24,12 +24,14 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping
+import dataclasses
 from dataclasses import dataclass, field, replace
-from itertools import chain
+from itertools import chain, repeat
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 
 from kjbod.common.callbacks import Progress, gc_paused, ignore
@@ -38,15 +40,50 @@ from kjbod.common.kafka_uuid import DirectoryId, uuid_sort_key
 from kjbod.common.problems import Problems
 from kjbod.errors import ReplayError, UserError
 from kjbod.controller.quorum_control import imported_quorum_records
-from kjbod.image import EMPTY_IMAGE, Image, VoterNode, replay_all
-from kjbod.records import KjbodBrokerLogDirsRecord, KjbodClusterRecord, KjbodLogDir, Record, Voter
+from kjbod.image import EMPTY_IMAGE, Delta, Image, VoterNode, replay_all
+from kjbod.image.columns import NO_DIRECTORY, UNKNOWN_SIZE, PartitionTable, Ragged, gather_index
+from kjbod.image.topics import TopicsImage
+from kjbod.records import (
+    ClearElrRecord,
+    KjbodBrokerLogDirsRecord,
+    KjbodClusterRecord,
+    KjbodLogDir,
+    KjbodPartitionSizeRecord,
+    KjbodReplicaLogRecord,
+    PartitionChangeRecord,
+    PartitionRecord,
+    Record,
+    RemoveTopicRecord,
+    TopicRecord,
+    Voter,
+)
 from kjbod.records.codec import RecordRun, entry_count
 from kjbod.kafka_formats.controller_metadata import ControllerMetadata, read_controller_metadata
 from kjbod.kafka_formats.kraft_snapshot import SnapshotError, SnapshotId
+from kjbod.tools.importer.columnar import Codes
 from kjbod.tools.importer.new_state import NewState, write_new_state
-from kjbod.tools.log_dirs.importer import plan_log_dirs_import, plan_observations_import, state_shape
-from kjbod.tools.log_dirs.saved_output import Observation, Observations, json_start, read_log_dirs_outputs, split_partition_name
+from kjbod.tools.log_dirs.importer import (
+    LogDirsImport,
+    _capacity_changes,
+    _directory_warnings,
+    _replica_log_changes,
+    plan_log_dirs_import,
+    plan_observations_import,
+    state_shape,
+)
+from kjbod.tools.log_dirs.saved_columns import ObservedColumns, PartitionRows, first_entries, read_observed_columns, replica_entries
+from kjbod.tools.log_dirs.saved_output import (
+    Observation,
+    Observations,
+    json_start,
+    partition_sizes,
+    read_log_dirs_outputs,
+    split_partition_name,
+)
 
+# The summary names the unjoined directories of up to this many brokers, else of the first few.
+_NAMED_BROKERS = 5
+_NAMED_WHEN_MANY = 3
 _RESERVED = frozenset((DirectoryId.MIGRATING, DirectoryId.UNASSIGNED, DirectoryId.LOST))
 _OBSERVED_DIRECTORY = itemgetter(0)  # Observation.directory_id
 
@@ -136,9 +173,17 @@ class SnapshotImportSummary:
             lines.append(
                 f"Joined {self.joined_directories} of {self.directories} log directories to their paths through the kafka-log-dirs output."
             )
-        unjoined = directories_by_broker(self)
+        unjoined = sorted(directories_by_broker(self).items())
         if unjoined:
-            named = "; ".join(f"broker {broker}: {', '.join(ids)}" for broker, ids in sorted(unjoined.items()))
+            # A cluster's new brokers are all unjoined (nothing on them yet): the first few are
+            # named, the rest counted (-o json lists every one).
+            shown = unjoined if len(unjoined) <= _NAMED_BROKERS else unjoined[:_NAMED_WHEN_MANY]
+            named = "; ".join(f"broker {broker}: {', '.join(ids)}" for broker, ids in shown)
+            rest = unjoined[len(shown) :]
+            if rest:
+                each = sorted({len(ids) for _, ids in rest})
+                per = f"{each[0]}" if len(each) == 1 else f"{each[0]} to {each[-1]}"
+                named += f"; and {sum(len(ids) for _, ids in rest)} more on {len(rest)} other brokers ({per} each; -o json lists every id)"
             kept = "y keeps its id as its path" if len(self.unjoined_directories) == 1 else "ies keep their id as their path"
             lines.append(f"{len(self.unjoined_directories)} log director{kept}: {named}.")
         if self.unjoined_paths:
@@ -250,11 +295,11 @@ def join_paths(files: list[Path], image: Image) -> PathJoin:
             document = orjson.loads(memoryview(data)[json_start(data):])
         except (OSError, orjson.JSONDecodeError):
             continue
-        for broker_entry in document.get("brokers", ()) if isinstance(document, dict) else ():
+        for broker_entry in _list(document.get("brokers")) if isinstance(document, dict) else ():
             broker = broker_entry.get("broker") if isinstance(broker_entry, dict) else None
             if type(broker) is not int or broker not in image.cluster.brokers:
                 continue
-            for log_dir in broker_entry.get("logDirs") or ():
+            for log_dir in _list(broker_entry.get("logDirs")):
                 where = log_dir.get("logDir") if isinstance(log_dir, dict) else None
                 if type(where) is not str:
                     continue
@@ -262,7 +307,7 @@ def join_paths(files: list[Path], image: Image) -> PathJoin:
                 if log_dir.get("directoryId") in image.cluster.brokers[broker].directories:
                     declared[(broker, where)] = log_dir["directoryId"]
                 counter = votes[(broker, where)]
-                for item in log_dir.get("partitions") or ():
+                for item in _list(log_dir.get("partitions")):
                     if not isinstance(item, dict) or item.get("isFuture") is not False or type(item.get("partition")) is not str:
                         continue
                     parts = split_partition_name(item["partition"])
@@ -273,6 +318,11 @@ def join_paths(files: list[Path], image: Image) -> PathJoin:
                         if directory not in _RESERVED:
                             counter[directory] += 1
     return _joined(votes, reported, declared)
+
+
+def _list(value: object) -> list[Any]:
+    """A JSON array, or nothing for any other value (reading the output for sizes names it)."""
+    return value if isinstance(value, list) else []
 
 
 def _joined(
@@ -399,6 +449,379 @@ def _read_once(files: list[Path], image: Image) -> _ReadOnce | None:
     return _ReadOnce(join, joined)
 
 
+# The usual input at a million partitions, as columns ------------------------------------------------
+#
+# _read_once keeps an Observation per replica and looks each one up among the partitions'
+# registrations: at a million partitions (three million replicas) that is most of the import's
+# time. For the usual input (a snapshot whose records only create topics and partitions, every
+# topic numbered 0..n-1, the output in Kafka's layout with every replica where the snapshot
+# places it), the same join and the same records are made from numpy columns here. Anything
+# else makes _read_columns return None, and _read_once (then the two-pass reading) decides and
+# names every problem; tests compare the two.
+
+# Records that change partitions a snapshot's records created: none of them in the usual input.
+_CHANGES_PARTITIONS = (PartitionChangeRecord, RemoveTopicRecord, ClearElrRecord, KjbodPartitionSizeRecord, KjbodReplicaLogRecord)
+
+
+@dataclass
+class _PartitionColumns:
+    """Every partition the records create: topics in the order of their TopicRecords, the rows
+    of topic t start[t]:start[t + 1] holding its partitions 0..n-1 in order."""
+
+    topic_ids: list[str]
+    topic_names: list[str]
+    start: np.ndarray  # int64
+    replica_start: np.ndarray  # int64: the replicas of row r are replicas[replica_start[r]:replica_start[r + 1]]
+    replicas: np.ndarray  # int64
+    directories: np.ndarray  # int64 per replica: a code into dir_ids
+    dir_ids: list[str]
+    leader: np.ndarray  # int64 per row
+    reassigning: int
+    # The other columns of the image's table (kjbod.image.columns), rows as above.
+    part_id: np.ndarray
+    leader_epoch: np.ndarray
+    partition_epoch: np.ndarray
+    leader_recovery_state: np.ndarray
+    isr: Ragged
+    removing: Ragged
+    adding: Ragged
+    elr: Ragged
+    last_known_elr: Ragged
+    dir_codes: dict[str, int]
+
+    def table(self, size: np.ndarray, logs: list[tuple[int, int, bool, str | None, int, int]]) -> PartitionTable:
+        """The image's table: these partitions with their sizes (UNKNOWN_SIZE for none) and
+        replica logs (row, broker, future, directory id or None, size, lag)."""
+        codes = Codes(self.dir_codes)
+        logs = sorted(logs, key=lambda log: log[:3])
+        log_dir = np.array([NO_DIRECTORY if log[3] is None else codes[log[3]] for log in logs], np.int64)
+        # Directory codes in the order PartitionTable.from_topics gives them for the image that
+        # replaying the records makes, so that the snapshot written is that one, byte for byte:
+        # its topics iterate in TopicRecord order, those the sizes and replica logs touched moved
+        # last in name order (TopicsDelta.apply); the replica logs' directories get codes first,
+        # then the replicas', each as first met.
+        topic_count = len(self.topic_ids)
+        topic_of_row = np.repeat(np.arange(topic_count, dtype=np.int64), np.diff(self.start))
+        log_rows = np.array([log[0] for log in logs], np.int64)
+        touched = np.zeros(topic_count, np.bool_)
+        touched[topic_of_row[size != UNKNOWN_SIZE]] = True
+        touched[topic_of_row[log_rows]] = True
+        topic_order = [*np.flatnonzero(~touched).tolist(), *sorted(np.flatnonzero(touched).tolist(), key=self.topic_names.__getitem__)]
+        rank = np.empty(topic_count, np.int64)
+        rank[topic_order] = np.arange(topic_count)
+        named = log_dir != NO_DIRECTORY
+        log_seen = log_dir[named][np.argsort(rank[topic_of_row[log_rows[named]]], kind="stable")]
+        rows = np.concatenate([np.arange(self.start[t], self.start[t + 1]) for t in topic_order]) if topic_count else np.zeros(0, np.int64)
+        seen = np.concatenate([log_seen, self.directories[gather_index(self.replica_start, rows)]])
+        distinct, first = np.unique(seen, return_index=True)
+        order = distinct[np.argsort(first, kind="stable")]
+        renumber = np.full(len(codes) + 1, NO_DIRECTORY, np.int64)  # the last entry: NO_DIRECTORY stays
+        renumber[order] = np.arange(len(order))
+        ids = list(codes)
+        return PartitionTable(
+            topic_ids=self.topic_ids, topic_names=self.topic_names, topic_start=self.start, part_id=self.part_id.astype(np.int32),
+            leader=self.leader.astype(np.int32), leader_epoch=self.leader_epoch, partition_epoch=self.partition_epoch,
+            leader_recovery_state=self.leader_recovery_state, size=size,
+            replicas=Ragged(self.replica_start, self.replicas.astype(np.int32)), directories=renumber[self.directories].astype(np.int32),
+            isr=self.isr, removing=self.removing, adding=self.adding, elr=self.elr, last_known_elr=self.last_known_elr,
+            dir_ids=[ids[code] for code in order.tolist()],
+            log_row=np.array([log[0] for log in logs], np.int32), log_broker=np.array([log[1] for log in logs], np.int32),
+            log_future=np.array([log[2] for log in logs], np.bool_), log_dir=renumber[log_dir].astype(np.int32),
+            log_size=np.array([log[4] for log in logs], np.int64), log_lag=np.array([log[5] for log in logs], np.int64),
+        )
+
+
+def _sparse(column: chain[Any], new_row: np.ndarray) -> Ragged:
+    """A rare list column (empty or None for most rows) as the table's sparse Ragged, its rows
+    renumbered."""
+    found = [(row, values) for row, values in enumerate(column) if values]
+    rows = new_row[[row for row, _ in found]].tolist() if found else []
+    return Ragged.sparse(sorted(zip(rows, (tuple(values) for _, values in found))))
+
+
+def _partition_columns(entries: list[Record | RecordRun]) -> _PartitionColumns | None:
+    """The partitions of entries that replayed without error, or None when they are not the
+    usual ones (a partition changed, created twice, or without directories; gaps in a topic's
+    partition ids; a broker twice in a replica list)."""
+    topic_ids: list[str] = []
+    names: list[str] = []
+    runs: list[RecordRun] = []
+    for entry in entries:
+        kind = entry.record_type if isinstance(entry, RecordRun) else type(entry)
+        if kind is TopicRecord:
+            if isinstance(entry, RecordRun):
+                topic_ids.extend(entry.columns["topic_id"])
+                names.extend(entry.columns["name"])
+            else:
+                topic_ids.append(entry.topic_id)  # type: ignore[union-attr]
+                names.append(entry.name)  # type: ignore[union-attr]
+        elif kind is PartitionRecord:
+            run = entry.plain() if isinstance(entry, RecordRun) else RecordRun.of([entry])
+            if run.version < 1:
+                return None  # no directories: replay makes them MIGRATING
+            runs.append(run)
+        elif issubclass(kind, _CHANGES_PARTITIONS):
+            return None
+    index = {topic_id: t for t, topic_id in enumerate(topic_ids)}
+    count = sum(run.count for run in runs)
+
+    def column(name: str) -> chain[Any]:
+        """A field of every PartitionRecord (None where a version has no such field)."""
+        return chain.from_iterable(run.columns[name] if name in run.columns else repeat(None, run.count) for run in runs)
+
+    topic = np.fromiter(map(index.__getitem__, column("topic_id")), np.int64, count)
+    number = np.fromiter(column("partition_id"), np.int64, count)
+    replica_lists = list(column("replicas"))
+    directory_lists = list(column("directories"))
+    lengths = np.fromiter(map(len, replica_lists), np.int64, count)
+    if not np.array_equal(lengths, np.fromiter(map(len, directory_lists), np.int64, count)):
+        return None
+    total = int(lengths.sum())
+    replicas = np.fromiter(chain.from_iterable(replica_lists), np.int64, total)
+    codes = Codes()
+    directories = np.fromiter(map(codes.__getitem__, chain.from_iterable(directory_lists)), np.int64, total)
+    leader = np.fromiter(column("leader"), np.int64, count)
+    reassigning = sum(1 for removing, adding in zip(column("removing_replicas"), column("adding_replicas")) if removing or adding)
+    isr_lists = list(column("isr"))
+    isr_lengths = np.fromiter(map(len, isr_lists), np.int64, count)
+    isr = np.fromiter(chain.from_iterable(isr_lists), np.int32, int(isr_lengths.sum()))
+    del replica_lists, directory_lists, isr_lists
+    if count and number.min() < 0:
+        return None
+    key = (topic << 32) | number
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    start = np.zeros(len(topic_ids) + 1, np.int64)
+    np.cumsum(np.bincount(topic, minlength=len(topic_ids)), out=start[1:])
+    if count and (np.any(key[1:] <= key[:-1]) or np.any((key & 0xFFFFFFFF) != np.arange(count) - start[key >> 32])):
+        return None  # a partition created twice, or a gap in a topic's partition ids
+    replica_start = np.zeros(count + 1, np.int64)
+    np.cumsum(lengths, out=replica_start[1:])
+    taken = gather_index(replica_start, order)
+    np.cumsum(lengths[order], out=replica_start[1:])
+    replicas, directories = replicas[taken], directories[taken]
+    row_of = np.repeat(np.arange(count, dtype=np.int64), lengths[order])
+    for shift in range(1, int(lengths.max()) if count else 0):
+        if np.any((replicas[shift:] == replicas[:-shift]) & (row_of[shift:] == row_of[:-shift])):
+            return None  # a broker twice in a list: its first place counts (see _read_once)
+    isr_start = np.zeros(count + 1, np.int64)
+    np.cumsum(isr_lengths, out=isr_start[1:])
+    isr = Ragged(*_reordered(isr_start, isr, order))
+    new_row = np.empty(count, np.int64)
+    new_row[order] = np.arange(count, dtype=np.int64)
+
+    def ints(name: str, dtype: type) -> np.ndarray:
+        return np.fromiter(column(name), dtype, count)[order]
+
+    return _PartitionColumns(
+        topic_ids, names, start, replica_start, replicas, directories, list(codes), leader[order], reassigning,
+        part_id=number[order], leader_epoch=ints("leader_epoch", np.int32), partition_epoch=ints("partition_epoch", np.int32),
+        leader_recovery_state=ints("leader_recovery_state", np.int8), isr=isr,
+        removing=_sparse(column("removing_replicas"), new_row), adding=_sparse(column("adding_replicas"), new_row),
+        elr=_sparse(column("eligible_leader_replicas"), new_row), last_known_elr=_sparse(column("last_known_elr"), new_row),
+        dir_codes=dict(codes),
+    )
+
+
+def _reordered(start: np.ndarray, values: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A ragged column's rows taken in `order`."""
+    taken = gather_index(start, order)
+    new_start = np.zeros(len(order) + 1, np.int64)
+    np.cumsum(np.diff(start)[order], out=new_start[1:])
+    return new_start, values[taken]
+
+
+@dataclass
+class _ColumnsRead:
+    """What _read_columns found: the join, the census, and what the sizes need."""
+
+    join: PathJoin
+    census: _Census
+    partitions: _PartitionColumns
+    observed: ObservedColumns
+    current_entry: np.ndarray  # per current observation: its replica's index in partitions.replicas
+    paths: list[str]  # path code -> path
+    names: dict[tuple[int, str], str]  # (broker, path) -> directory id
+    elsewhere: np.ndarray  # the current observations whose replica the snapshot places in another directory
+    # What _sizes_from_columns records, for the image's table: each row's size (UNKNOWN_SIZE
+    # for none) and the replica logs (row, broker, future, directory id or None, size, lag).
+    size: np.ndarray | None = None
+    logs: list[tuple[int, int, bool, str | None, int, int]] = field(default_factory=list)
+
+
+def _read_columns(files: list[Path], image: Image, entries: list[Record | RecordRun]) -> _ColumnsRead | None:
+    """_read_once's join from columns, or None when the input is not the usual one."""
+    partitions = _partition_columns(entries)
+    if partitions is None:
+        return None
+    brokers = image.cluster.brokers
+    path_codes: Codes = Codes()
+    rows = PartitionRows({name: t for t, name in enumerate(partitions.topic_names)}, partitions.start)
+    observed = read_observed_columns(files, {broker: _PATHS_AS_IDS for broker in brokers}, path_codes, rows)
+    if observed is None:
+        return None
+    size = len(partitions.replicas)
+    broker = observed.broker.astype(np.int64)
+    current_entry = replica_entries(observed.row, broker, partitions.replica_start, partitions.replicas)
+    if current_entry is None or first_entries(current_entry, size) is None:
+        return None
+    future_broker = observed.dir_broker[observed.future_dir].astype(np.int64)
+    future_entry = replica_entries(observed.future_row, future_broker, partitions.replica_start, partitions.replicas)
+    if future_entry is None or first_entries(future_entry, size) is None:
+        return None
+    paths = list(path_codes)
+    dir_ids = partitions.dir_ids
+    reserved = np.array([d in _RESERVED for d in dir_ids] or [False], np.bool_)
+
+    # The votes: (broker, path) -> how many replicas listed there the snapshot places in each
+    # directory id; every (broker, path) listing a current replica has its counter.
+    pair, pair_of = np.unique((broker << 32) | observed.directory.astype(np.int64), return_inverse=True)
+    recorded = partitions.directories[current_entry]
+    counted = ~reserved[recorded] if len(recorded) else np.zeros(0, np.bool_)
+    triple, tally = np.unique(pair_of[counted] * max(len(dir_ids), 1) + recorded[counted], return_counts=True)
+    keys = [(int(b), paths[p]) for b, p in zip((pair >> 32).tolist(), (pair & 0xFFFFFFFF).tolist())]
+    votes: dict[tuple[int, str], Counter[str]] = {key: Counter() for key in keys}
+    width = max(len(dir_ids), 1)
+    for code, count in zip(triple.tolist(), tally.tolist()):
+        votes[keys[code // width]][dir_ids[code % width]] = count
+    if any(list(counter.values()).count(max(counter.values())) > 1 for counter in votes.values() if counter):
+        return None  # a tie: which id wins depends on the order _read_once meets the replicas
+    reported: dict[int, set[str]] = defaultdict(set)
+    for broker_id, where in observed.log_dirs:
+        reported[broker_id].add(where)
+    declared = {
+        (broker_id, where): directory for (broker_id, where), directory in observed.declared_ids.items()
+        if broker_id in brokers and directory in brokers[broker_id].directories
+    }
+    join = _joined(votes, reported, declared)
+    names = {(broker_id, where): directory for (broker_id, directory), where in join.paths.items()}
+    if any(key not in names for key in keys):
+        return None
+    future_paths = observed.dir_code[observed.future_dir].tolist()
+    if any((b, paths[p]) not in names for b, p in zip(future_broker.tolist(), future_paths)):
+        return None
+    # The replicas listed under a path the snapshot places elsewhere than the directory joined to
+    # it (usually none): the warnings name each.
+    code_of = {directory: code for code, directory in enumerate(dir_ids)}
+    joined_code = np.array([code_of.get(names[key], -1) for key in keys] or [-1], np.int64)
+    elsewhere = np.flatnonzero(joined_code[pair_of] != recorded) if len(recorded) else np.zeros(0, np.int64)
+
+    # The census (_census) from the columns: each registered broker's directories, with those its
+    # replicas are placed in.
+    known: dict[int, set[str]] = {broker_id: set(b.directories) for broker_id, b in brokers.items()}
+    registered = np.fromiter(brokers, np.int64, len(brokers))
+    placed = ~reserved[partitions.directories] & np.isin(partitions.replicas, registered) if size else np.zeros(0, np.bool_)
+    for value in np.unique((partitions.replicas[placed] << 32) | partitions.directories[placed]).tolist():
+        known[value >> 32].add(dir_ids[value & 0xFFFFFFFF])
+    census = _Census(known, size, partitions.reassigning)
+    return _ColumnsRead(join, census, partitions, observed, current_entry, paths, names, elsewhere)
+
+
+def _observations(read: _ColumnsRead, chosen: np.ndarray) -> dict[str, dict[int, dict[int, Observation]]]:
+    """The Observations (labelled by path, as _read_once labels them) of some current replicas."""
+    partitions, observed = read.partitions, read.observed
+    topic_of_row = np.searchsorted(partitions.start, observed.row[chosen], side="right") - 1
+    found: dict[str, dict[int, dict[int, Observation]]] = {}
+    for t, r, d, s, lag, position in zip(
+        topic_of_row.tolist(), observed.row[chosen].tolist(), observed.dir[chosen].tolist(), observed.size[chosen].tolist(),
+        observed.lag[chosen].tolist(), observed.position[chosen].tolist(),
+    ):
+        source, _, json_path = observed.dir_where[d].rpartition(" $.brokers[")
+        partition = r - int(partitions.start[t])
+        found.setdefault(partitions.topic_names[t], {}).setdefault(partition, {})[int(observed.dir_broker[d])] = Observation(
+            read.paths[int(observed.dir_code[d])], s, lag, source, "$.brokers[" + json_path, position - observed.dir_first[d]
+        )
+    return found
+
+
+def _sizes_from_columns(read: _ColumnsRead, image: Image) -> LogDirsImport:
+    """plan_observations_import's records and counts, from the columns. The snapshot holds no
+    sizes or replica logs (they are kjbod's records), so every partition reported gets its size
+    and every replica that is not a complete copy its log; the few partitions with a future
+    replica are decided by the same code as there, from Observations made for them alone."""
+    partitions, observed, names, paths = read.partitions, read.observed, read.names, read.paths
+    rows = len(partitions.leader)
+    row = observed.row
+    broker = observed.broker.astype(np.int64)
+    # Partitions with a future replica: partition_sizes and _replica_log_changes decide them.
+    slow = np.zeros(rows, np.bool_)
+    slow[observed.future_row] = True
+    fast = ~slow[row]
+    largest = np.full(rows, -1, np.int64)
+    np.maximum.at(largest, row[fast], observed.size[fast])
+    size = largest.copy()
+    leads = fast & (broker == partitions.leader[row])
+    size[row[leads]] = observed.size[leads]
+    partial = np.flatnonzero(fast & ((observed.size != size[row]) | (observed.lag != 0)))
+    partial = partial[np.lexsort((read.current_entry[partial], row[partial]))]
+    logs: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for r, b, s, lag in zip(row[partial].tolist(), broker[partial].tolist(), observed.size[partial].tolist(), observed.lag[partial].tolist()):
+        logs[r].append({"partition_id": r, "broker_id": b, "size_bytes": s, "offset_lag": lag})
+    counts = {"sizes": 0, "logs": len(partial), "futures": 0, "removed": 0}
+
+    topic_of_row = np.repeat(np.arange(len(partitions.topic_ids), dtype=np.int64), np.diff(partitions.start))
+    by_id = image.topics.by_id
+    slow_rows = np.flatnonzero(slow).tolist()
+    if slow_rows:
+        wanted = slow[row]
+        current: dict[int, dict[int, Observation]] = defaultdict(dict)
+        for r, b, p, s, lag in zip(row[wanted].tolist(), broker[wanted].tolist(), observed.directory[wanted].tolist(),
+                                   observed.size[wanted].tolist(), observed.lag[wanted].tolist()):
+            current[r][b] = Observation(names[(b, paths[p])], s, lag, "", "", 0)
+        future: dict[int, dict[int, Observation]] = defaultdict(dict)
+        for r, d, s, lag in zip(observed.future_row.tolist(), observed.future_dir.tolist(), observed.future_size.tolist(), observed.future_lag.tolist()):
+            b = int(observed.dir_broker[d])
+            future[r][b] = Observation(names[(b, paths[int(observed.dir_code[d])])], s, lag, "", "", 0)
+        start = partitions.start.tolist()
+        replica_start = partitions.replica_start.tolist()
+        for r in slow_rows:
+            t = int(topic_of_row[r])
+            replicas = tuple(partitions.replicas[replica_start[r] : replica_start[r + 1]].tolist())
+            sizes = partition_sizes(replicas, int(partitions.leader[r]), current.get(r) or None, future[r])
+            assert sizes is not None  # it has a future replica
+            size[r] = -1 if sizes.size is None else sizes.size
+            changes = _replica_log_changes(by_id[partitions.topic_ids[t]], r - start[t], replicas, sizes.size, current.get(r) or {}, sizes, counts)
+            logs[r] = [{**change, "partition_id": r} for change in changes]
+
+    read.size = np.where(size >= 0, size, UNKNOWN_SIZE)
+    read.logs = [
+        (r, log["broker_id"], log.get("future", False), log.get("directory_id"), log["size_bytes"], log["offset_lag"]) for r in logs for log in logs[r]
+    ]
+    entries: list = []
+    sized = np.flatnonzero(size >= 0)
+    bounds = np.searchsorted(sized, partitions.start).tolist()
+    log_rows = sorted(logs)
+    log_bounds = np.searchsorted(np.array(log_rows, np.int64), partitions.start).tolist() if log_rows else [0] * len(bounds)
+    first = partitions.start.tolist()
+    for t in sorted(range(len(partitions.topic_ids)), key=partitions.topic_names.__getitem__):
+        topic_id, lo = partitions.topic_ids[t], first[t]
+        chosen = sized[bounds[t] : bounds[t + 1]]
+        if len(chosen):
+            entries.append(RecordRun(
+                KjbodPartitionSizeRecord, 0, len(chosen),
+                {"topic_id": [topic_id] * len(chosen), "partition_id": (chosen - lo).tolist(), "size_bytes": size[chosen].tolist()},
+            ))
+            counts["sizes"] += len(chosen)
+        for r in log_rows[log_bounds[t] : log_bounds[t + 1]]:
+            entries.extend(KjbodReplicaLogRecord(topic_id=topic_id, **{**log, "partition_id": r - lo}) for log in logs[r])
+    seen = Observations(
+        current=_observations(read, read.elsewhere),
+        offline={(b, names[(b, p)]): where for (b, p), where in observed.offline.items() if (b, p) in names},
+        capacities={(b, names[(b, p)]): total for (b, p), total in observed.capacities.items() if (b, p) in names},
+        brokers=observed.brokers,
+        files=observed.files,
+        log_dirs={(b, names[(b, p)]): where for (b, p), where in observed.log_dirs.items() if (b, p) in names},
+        directory_names=names,
+        directories_as_recorded=not len(read.elsewhere),
+    )
+    capacity_records, capacities = _capacity_changes(image, seen)
+    entries.extend(capacity_records)
+    return LogDirsImport(
+        entries, _directory_warnings(image, seen), seen.files, len(seen.brokers),
+        counts["sizes"], counts["logs"], counts["futures"], counts["removed"], capacities,
+    )
+
+
 # The import ------------------------------------------------------------------------------------------
 
 
@@ -434,9 +857,13 @@ def plan_snapshot_import(request: SnapshotImportRequest, *, progress: Progress =
         raise UserError(f"{request.snapshot} holds no metadata.version record; it is not a controller's snapshot of a cluster")
 
     progress(f"Joining directories to paths through {', '.join(map(str, request.log_dirs_files)) or 'no log-dirs output'}")
-    read_once = _read_once(request.log_dirs_files, image) if request.log_dirs_files else None
-    join = read_once.join if read_once is not None else join_paths(request.log_dirs_files, image)
-    census = _census(image)
+    columns = _read_columns(request.log_dirs_files, image, metadata.entries) if request.log_dirs_files else None
+    read_once = _read_once(request.log_dirs_files, image) if request.log_dirs_files and columns is None else None
+    if columns is not None:
+        join = columns.join
+    else:
+        join = read_once.join if read_once is not None else join_paths(request.log_dirs_files, image)
+    census = columns.census if columns is not None else _census(image)
     known = census.known
     directory_records: list[Record | RecordRun] = []
     unjoined: list[UnjoinedDirectory] = []
@@ -459,7 +886,9 @@ def plan_snapshot_import(request: SnapshotImportRequest, *, progress: Progress =
     sized = logs = futures = 0
     if request.log_dirs_files:
         progress("Reading partition sizes from the log-dirs output")
-        if read_once is not None:
+        if columns is not None:
+            loaded = _sizes_from_columns(columns, image)
+        elif read_once is not None:
             loaded = plan_observations_import(image, read_once.seen)
         else:
             ignored = {broker: frozenset(paths) for broker, paths in join.unjoined_paths.items()}
@@ -504,8 +933,31 @@ def plan_snapshot_import(request: SnapshotImportRequest, *, progress: Progress =
     entries = [*cluster, *metadata.entries, *directory_records, *sizes_entries]
     quorum = _quorum_entries(image, metadata, sum(entry_count(e) for e in entries), summary, request.release)
     entries += quorum
-    final = _replayed(_replayed(image, sizes_entries, request.snapshot), quorum, request.snapshot)
+    if columns is not None and columns.size is not None:
+        final = _columnar_image(image, [*sizes_entries, *quorum], columns, request.snapshot)
+    else:
+        final = _replayed(_replayed(image, sizes_entries, request.snapshot), quorum, request.snapshot)
     return SnapshotImportPlan(entries, summary, final)
+
+
+def _columnar_image(image: Image, entries: list[Record | RecordRun], columns: _ColumnsRead, source: Path) -> Image:
+    """The image `entries` make of `image`, its topics made from the columns (with the sizes and
+    replica logs of the entries) rather than by replaying a million sizes and building the
+    snapshot's table from a million partition objects again."""
+    assert columns.size is not None
+    delta = Delta(image)
+    offset = image.next_offset
+    try:
+        for entry in entries:
+            kind = entry.record_type if isinstance(entry, RecordRun) else type(entry)
+            if kind is KjbodPartitionSizeRecord or kind is KjbodReplicaLogRecord:
+                offset += entry_count(entry)  # in the table
+            else:
+                offset = delta.replay_entry(entry, offset)
+    except ReplayError as exc:
+        raise UserError(f"{source}: kjbod cannot replay the controller's records: {exc}") from None
+    table = columns.partitions.table(columns.size, columns.logs)
+    return dataclasses.replace(delta.apply(), offset=offset - 1, topics=TopicsImage.from_table(table))
 
 
 def _quorum_entries(

@@ -100,6 +100,9 @@ class ObservedColumns:
     future_lag: np.ndarray
     checked_row: np.ndarray
     checked_dir: np.ndarray
+    # Per current replica: its index among all the entries read (minus its directory's
+    # dir_first: its index in the directory's `partitions`).
+    position: np.ndarray  # int64
     # Per directory listed, in order: its broker, its code (in the caller's `codes`, -1 for a
     # path passed over), where the output lists it, and the index of its first entry among all
     # the entries read.
@@ -113,6 +116,9 @@ class ObservedColumns:
     capacities: dict[tuple[int, str], int] = field(default_factory=dict)
     brokers: set[int] = field(default_factory=set)
     files: int = 0
+    # (broker, path as listed) -> the directory id the output names for it (kjbod's `log-dirs
+    # describe --from-disk`; Kafka's output has none), as LogDirsReader's declared_ids.
+    declared_ids: dict[tuple[int, str], str] = field(default_factory=dict)
 
     @property
     def broker(self) -> np.ndarray:
@@ -160,6 +166,7 @@ class _Reader:
         self.log_dirs: dict[tuple[int, str], str] = {}
         self.offline: dict[tuple[int, str], str] = {}
         self.capacities: dict[tuple[int, str], int] = {}
+        self.declared_ids: dict[tuple[int, str], str] = {}
         self.brokers: set[int] = set()
         self.files = 0
         self.dir_broker: list[int] = []
@@ -246,6 +253,8 @@ class _Reader:
         if label is None or (broker, label) in self.log_dirs:
             raise _Fail
         self.log_dirs[(broker, label)] = where
+        if log_dir.directoryId is not None:
+            self.declared_ids[(broker, path)] = log_dir.directoryId
         total, usable = log_dir.totalBytes, log_dir.usableBytes
         for value in (total, usable):
             if value is not None and not -1 <= value <= INT64_MAX:
@@ -314,10 +323,11 @@ class _Reader:
         return ObservedColumns(
             row=row[current], dir=dirs[current], size=size[current], lag=lag[current],
             future_row=row[futures], future_dir=dirs[futures], future_size=size[futures], future_lag=lag[futures],
-            checked_row=row[checked], checked_dir=dirs[checked],
+            checked_row=row[checked], checked_dir=dirs[checked], position=np.flatnonzero(current),
             dir_broker=np.array(self.dir_broker, np.int32), dir_code=np.array(self.dir_code, np.int32),
             dir_where=self.dir_where, dir_first=self.dir_first,
             log_dirs=self.log_dirs, offline=self.offline, capacities=self.capacities, brokers=self.brokers, files=self.files,
+            declared_ids=self.declared_ids,
         )
 
 

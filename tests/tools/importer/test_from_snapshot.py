@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kjbod.common.problems import ValidationFailed
 from kjbod.errors import UserError
@@ -17,6 +20,7 @@ from kjbod.kafka_formats.kraft_snapshot import SnapshotId, write_kraft_snapshot
 from kjbod.tools.importer.from_snapshot import SnapshotImportRequest, import_from_snapshot, plan_snapshot_import
 
 from ..kafka_image import kafka_image, oracle_shape, project
+from .test_columnar import VALUES, _changed, _places
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "kafka"
 SMALL = FIXTURES / "small-cluster"
@@ -179,13 +183,22 @@ def _two_pass(monkeypatch: pytest.MonkeyPatch) -> None:
     """The reading before the single pass: join_paths, then the output read against the joined paths."""
     from kjbod.tools.importer import from_snapshot
 
+    monkeypatch.setattr(from_snapshot, "_read_columns", lambda files, image, entries: None)
     monkeypatch.setattr(from_snapshot, "_read_once", lambda files, image: None)
 
 
+def _objects(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The single pass with an Observation per replica (_read_once), before the columns."""
+    from kjbod.tools.importer import from_snapshot
+
+    monkeypatch.setattr(from_snapshot, "_read_columns", lambda files, image, entries: None)
+
+
 def _join_test_output(tmp_path: Path) -> Path:
-    return log_dirs_output(
-        tmp_path,
-        [
+    return log_dirs_output(tmp_path, JOIN_TEST_BROKERS)
+
+
+JOIN_TEST_BROKERS = [
             {"broker": 1, "logDirs": [
                 {"logDir": "/d/1a", "error": None, "partitions": [entry("orders-0", 100), entry("clicks-1", 50), entry("orders-1", 9)]},
                 {"logDir": "/d/1b", "error": None, "partitions": [entry("orders-2", 30, lag=5), entry("clicks-0", 10)], "totalBytes": 5000, "usableBytes": 100},
@@ -198,8 +211,7 @@ def _join_test_output(tmp_path: Path) -> Path:
             {"broker": 3, "logDirs": [
                 {"logDir": "/d/3a", "error": "org.apache.kafka.common.errors.KafkaStorageException", "partitions": []},
             ]},
-        ],
-    )
+]
 
 
 def test_the_log_dirs_output_is_read_and_walked_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -265,3 +277,148 @@ def test_what_a_newer_kafka_writes_is_counted_and_the_import_goes_on(tmp_path: P
     assert plan.summary.metadata_version == "UNKNOWN 40"
     assert image.features.finalized["some.future.version"] == 3
     assert image.topics.by_name.keys() >= {"orders", "clicks"}
+
+
+# The output read as columns (from_snapshot._read_columns) ------------------------------------------
+
+
+def _outcome(request: SnapshotImportRequest) -> object:
+    try:
+        plan = plan_snapshot_import(request)
+    except ValidationFailed as exc:
+        return exc.problems
+    return plan.entries, plan.summary, replay_all(EMPTY_IMAGE, plan.entries) == plan.image
+
+
+def _kafka_layout(tmp_path: Path, brokers: object) -> Path:
+    """kafka-log-dirs' own layout (brokers, then version; no spaces): the one read in chunks."""
+    path = tmp_path / "log-dirs.txt"
+    path.write_text(
+        "Querying brokers for log directories information\nReceived log directory information from brokers 1,2,3\n"
+        + json.dumps({"brokers": brokers, "version": 1}, separators=(",", ":")) + "\n"
+    )
+    return path
+
+
+def test_the_usual_output_is_read_as_columns_with_the_same_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A replica elsewhere than the snapshot says, lagging and future replicas, a failed directory:
+    the columns give the records, summary and warnings of an Observation per replica."""
+    from kjbod.tools.importer import from_snapshot
+
+    request = SnapshotImportRequest(SMALL_SNAPSHOT, log_dirs_files=[_kafka_layout(tmp_path, JOIN_TEST_BROKERS)])
+    taken = []
+    read_columns = from_snapshot._read_columns
+    monkeypatch.setattr(from_snapshot, "_read_columns", lambda *args: taken.append(read_columns(*args)) or taken[-1])
+    columns = _outcome(request)
+    assert taken[0] is not None and columns[1].warnings  # type: ignore[index]
+    # The image made from the columns is the one the records replay into.
+    plan = plan_snapshot_import(request)
+    replayed = replay_all(EMPTY_IMAGE, plan.entries)
+    assert plan.image is not None and plan.image.topics.root is not None
+    assert plan.image.topics.table.by_topic_id().same_as(replayed.topics.table.by_topic_id())
+    assert (plan.image.offset, plan.image.cluster, plan.image.quorum) == (replayed.offset, replayed.cluster, replayed.quorum)
+    assert columns[2] is True  # type: ignore[index]
+    _objects(monkeypatch)
+    assert columns == _outcome(request)
+
+
+def test_a_path_whose_replicas_split_evenly_is_left_to_the_observations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which directory a tie goes to depends on the order the replicas are met in: _read_once decides."""
+    from kjbod.tools.importer import from_snapshot
+
+    brokers = [{"broker": 1, "logDirs": [{"logDir": "/d/1a", "error": None, "partitions": [entry("orders-0", 1), entry("orders-1", 1)]}]}]
+    request = SnapshotImportRequest(SMALL_SNAPSHOT, log_dirs_files=[_kafka_layout(tmp_path, brokers)])
+    image = replay_all(EMPTY_IMAGE, from_snapshot._read(request).entries)
+    assert from_snapshot._read_columns(request.log_dirs_files, image, from_snapshot._read(request).entries) is None
+    columns = _outcome(request)
+    _objects(monkeypatch)
+    assert columns == _outcome(request)
+
+
+OUTPUT_VALUES = st.one_of(
+    VALUES, st.sampled_from(["/d/1a", "/d/2b", "/d/9", "clicks-1", "orders-2", "orders-9", DIRS[1][0], DIRS[2][1], DIRS[3][0]]), st.integers(1, 3),
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(choice=st.integers(0, 10**6), change=st.sampled_from(["set", "set", "remove", "duplicate", "extra"]), value=OUTPUT_VALUES)
+def test_any_change_to_the_output_gives_the_same_records_or_the_same_problems(
+    tmp_path_factory: pytest.TempPathFactory, choice: int, change: str, value: object
+) -> None:
+    from kjbod.tools.importer import from_snapshot
+
+    places = _places(JOIN_TEST_BROKERS)
+    brokers = _changed(JOIN_TEST_BROKERS, places[choice % len(places)], change, value)
+    request = SnapshotImportRequest(SMALL_SNAPSHOT, log_dirs_files=[_kafka_layout(tmp_path_factory.mktemp("changed"), brokers)])
+    columns = _outcome(request)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(from_snapshot, "_read_columns", lambda files, image, entries: None)
+        assert columns == _outcome(request)
+
+
+def test_the_summary_names_the_unjoined_directories_of_a_few_brokers_and_counts_the_rest() -> None:
+    """A cluster's new brokers (nothing on them yet) join no path: 100 of them would make one
+    line of 1,200 ids. The first few brokers are named; -o json lists every id."""
+    from kjbod.tools.importer.from_snapshot import UnjoinedDirectory
+
+    plan, _ = planned_image(SnapshotImportRequest(SMALL_SNAPSHOT))
+    few = plan.summary
+    assert "broker 3: NKtRVYvUR6VDbrqg_v4biA, NcjTNuXUZzbj_Cfa9suTDA." in few.lines()[-2]
+    many = [UnjoinedDirectory(broker, f"id-{broker}-{n}", False) for broker in range(10, 20) for n in range(2 if broker < 19 else 1)]
+    few.unjoined_directories = many
+    (line,) = [line for line in few.lines() if "keep their id" in line]
+    assert line == (
+        "19 log directories keep their id as their path: broker 10: id-10-0, id-10-1; broker 11: id-11-0, id-11-1; "
+        "broker 12: id-12-0, id-12-1; and 13 more on 7 other brokers (1 to 2 each; -o json lists every id)."
+    )
+    assert len(few.to_json()["unjoinedDirectories"]) == 19
+
+
+def _usual_output(tmp_path: Path, snapshot: Path) -> Path:
+    """kafka-log-dirs output of a snapshot's cluster as it is: every replica in the directory the
+    snapshot places it in, sizes and lags made up."""
+    image = replay_all(EMPTY_IMAGE, read_snapshot_entries(snapshot))
+    listed: dict[tuple[int, str], list[dict]] = {}
+    for topic in image.topics.by_id.values():
+        for partition_id, registration in sorted(topic.partitions.items()):
+            for position, (broker, directory) in enumerate(zip(registration.replicas, registration.directories)):
+                if broker in image.cluster.brokers and registration.leader != -1:
+                    listed.setdefault((broker, directory), []).append(entry(f"{topic.name}-{partition_id}", 100 + position * (partition_id % 2), lag=position % 3))
+    brokers = []
+    for broker, registration in sorted(image.cluster.brokers.items()):
+        dirs = [d for d in registration.directories if (broker, d) in listed]
+        brokers.append({"broker": broker, "logDirs": [
+            {"logDir": f"/d/{broker}/{i}", "error": None, "partitions": listed[(broker, d)]} for i, d in enumerate(dirs)
+        ]})
+    return _kafka_layout(tmp_path, brokers)
+
+
+def read_snapshot_entries(snapshot: Path) -> list:
+    from kjbod.kafka_formats.controller_metadata import read_controller_metadata
+
+    return read_controller_metadata(snapshot).entries
+
+
+@pytest.mark.parametrize("snapshot", [SMALL_SNAPSHOT, EXPORT_SNAPSHOT])
+def test_a_snapshot_and_its_clusters_output_are_read_as_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, snapshot: Path) -> None:
+    """The export fixture has reassignments in flight and a failed directory: the columns carry
+    them into the image as replaying the records does."""
+    from kjbod.tools.importer import from_snapshot
+
+    request = SnapshotImportRequest(snapshot, log_dirs_files=[_usual_output(tmp_path, snapshot)])
+    plan = plan_snapshot_import(request)
+    assert plan.image is not None and plan.image.topics.root is not None  # the columns took it
+    replayed = replay_all(EMPTY_IMAGE, plan.entries)
+    assert plan.image.topics.table.by_topic_id().same_as(replayed.topics.table.by_topic_id()) and plan.image == replayed
+    assert plan.summary.sized_partitions and plan.summary.replica_logs
+    monkeypatch.setattr(from_snapshot, "_read_columns", lambda files, image, entries: None)
+    before = plan_snapshot_import(request)
+    assert (plan.entries, plan.summary) == (before.entries, before.summary)
+    # The snapshot the state is written with is the one the per-entry path writes, byte for
+    # byte: the same arrays, directory codes included (they follow the order the image's topics
+    # iterate in, which the deltas of the per-entry path set).
+    assert before.image is not None
+    ours, theirs = plan.image.topics.table.by_topic_id(), before.image.topics.table.by_topic_id()
+    assert ours.strings() == theirs.strings()
+    assert ours.arrays().keys() == theirs.arrays().keys()
+    assert all(np.array_equal(array, theirs.arrays()[name]) for name, array in ours.arrays().items())
