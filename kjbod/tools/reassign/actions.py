@@ -34,6 +34,7 @@ from kjbod.common.java import (
     tp_hash,
     tp_key,
     tp_text,
+    tpr_hash,
 )
 from kjbod.common.kafka_uuid import DirectoryId
 from kjbod.controller import Controller, ControllerResult
@@ -45,6 +46,7 @@ from kjbod.controller.reassignment_control import (
     OngoingReassignment,
     ReassignmentTarget,
     ReplicaDirMove,
+    ReplicaDirResult,
     exception_message,
 )
 from kjbod.common.kafka_configs import (
@@ -402,17 +404,53 @@ def execute(
         after = replay_all(image, records)
         moves = [ReplicaDirMove(r[0], r[1], r[2], directories[r]) for r in directories]
         moved = Controller(after).reassignment.alter_replica_log_dirs(moves)
+        refused = [r for r in moved.response if r.error.error is Errors.INVALID_REPLICA_ASSIGNMENT]
         for result in moved.response:
-            if not result.succeeded:
+            if not result.succeeded and result not in refused:
                 m = result.move
                 raise kafka_error(f"Failed to alter dir for {m.topic}-{m.partition}-{m.broker}: {exception_message(result.error)}")
         records += moved.records
+        if refused:
+            return ControllerResult.atomic_of(records, _cordoned_refusal(lines, data, refused))
         for result in moved.response:
             m = result.move
             path = plan.replica_dirs[(m.topic, m.partition, m.broker)]
             lines.append(_moved_line(path, (m.topic, m.partition, m.broker)))
             data["logDirMoves"].append({"topic": m.topic, "partition": m.partition, "broker": m.broker, "logDir": path, "action": result.action})
     return ControllerResult.atomic_of(records, ToolReport(tuple(lines), data))
+
+
+def _admin_result_order(replicas: Sequence[Replica]) -> list[Replica]:
+    """The order kafka-reassign-partitions reads AlterReplicaLogDirsResult.values(): a HashMap
+    built with `new HashMap<>(n)`, then copied (`new HashMap<>(futures)`, Java 17's pre-sizing)
+    (4.3.1 clients KafkaAdminClient.java:2930-2935, 2996)."""
+    count = len(replicas)
+    futures = hashmap_order(replicas, tpr_hash, capacity=1 << max(count - 1, 0).bit_length())
+    return hashmap_order(futures, tpr_hash, capacity=1 << (int(count / 0.75 + 1) - 1).bit_length())
+
+
+def _cordoned_refusal(lines: list[str], data: dict[str, Any], refused: Sequence[ReplicaDirResult]) -> ToolReport:
+    """A log_dirs entry naming a cordoned directory: the broker refuses the move
+    (ReplicaManager.alterReplicaLogDirs, 4.3.1 kafka/server/ReplicaManager.scala:1136-1137, both
+    releases) after the reassignment started, and the tool fails at the first such replica it
+    reads: `Error: Failed to alter dir for <topic>-<p>-<broker>` (an AdminCommandFailedException,
+    ReassignPartitionsCommand 4.3.1 :1524-1543; verified on a live 4.4.0). As in Kafka, the
+    reassignment and the broker's other moves stand."""
+    by_replica = {(r.move.topic, r.move.partition, r.move.broker): r for r in refused}
+    first = _admin_result_order(list(by_replica))[0]
+    data["logDirErrors"] = [
+        {"topic": t, "partition": p, "broker": b, "error": r.error.error.name, "message": r.error.message}
+        for (t, p, b), r in sorted(by_replica.items(), key=lambda item: _replica_key(item[0]))
+    ]
+    explanation = "; ".join(
+        f"{t}-{p}-{b}: {r.error.message}" for (t, p, b), r in sorted(by_replica.items(), key=lambda item: _replica_key(item[0]))
+    )
+    error = (
+        f"Error: Failed to alter dir for {first[0]}-{first[1]}-{first[2]}\n"
+        f"(kjbod) the broker refused to move a replica into a cordoned directory ({explanation}); the reassignment started "
+        "as in Kafka and the broker's other directory moves stand: name another directory (or \"any\") for these replicas"
+    )
+    return ToolReport(tuple(lines), data, error)
 
 
 # verify (§1.8) -------------------------------------------------------------------------------------------
