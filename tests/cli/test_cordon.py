@@ -82,7 +82,7 @@ def test_kafka_4_4_refuses_a_reassignment_onto_an_all_cordoned_broker(cluster: C
     assert result.stdout.splitlines() == [
         "Current partition replica assignment",
         "",
-        '{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1],"log_dirs":["any"]}]}',
+        '{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1],"log_dirs":["/data/b1/d1"]}]}',
         "",
         "Save this to use as the --reassignment-json-file option during rollback",
     ]

@@ -101,6 +101,28 @@ def live_brokers(image: Image) -> list[int]:
     return [b for b in sorted(image.cluster.brokers) if not image.cluster.brokers[b].fenced]
 
 
+def current_replica_log_dirs(image: Image, assignment: Mapping[TopicPartition, Sequence[int]]) -> dict[Replica, str]:
+    """getReplicaToLogDir (4.3.1 tools ReassignPartitionsCommand.java:1553-1571, printed by
+    --generate and --execute since Kafka 4.1): the directory each replica's log is in, as its
+    broker answers DescribeReplicaLogDirs; a replica on a broker that is not alive (an empty Node)
+    or in no known online directory stays "any"."""
+    found: dict[Replica, str] = {}
+    for (topic, partition_id), replicas in assignment.items():
+        registration = image.topics.by_name.get(topic)
+        partition = registration.partitions.get(partition_id) if registration else None
+        if partition is None:
+            continue
+        for broker_id in replicas:
+            broker = image.cluster.brokers.get(broker_id)
+            if broker is None or broker.fenced or broker_id not in partition.replicas:
+                continue
+            directory = partition.directory(broker_id)
+            path = image.cluster.path_of(broker_id, directory) if broker.has_online_dir(directory) else None
+            if path is not None:
+                found[(topic, partition_id, broker_id)] = path
+    return found
+
+
 def _unknown_topic(topic: str) -> UserError:
     return kafka_error(f"{UNKNOWN_TOPIC_EXCEPTION}: Topic {topic} not found.")
 
@@ -201,9 +223,10 @@ def generate(
     if seed is None:
         seed = int.from_bytes(os.urandom(8), "big", signed=True)
     proposed = calculate_assignment(current, usable, JavaRandom(seed), fixed_start_index)
-    current_json, proposed_json = format_reassignment_json(current), format_reassignment_json(proposed)
+    current_dirs = current_replica_log_dirs(image, current)
+    current_json, proposed_json = format_reassignment_json(current, current_dirs), format_reassignment_json(proposed)
     lines = ("Current partition replica assignment", current_json, "", "Proposed partition reassignment configuration", proposed_json)
-    data = {"current": reassignment_document(current), "proposed": reassignment_document(proposed), "seed": seed}
+    data = {"current": reassignment_document(current, current_dirs), "proposed": reassignment_document(proposed), "seed": seed}
     return ToolReport(lines, data)
 
 
@@ -351,10 +374,11 @@ def execute(
     directories = _resolve_dirs(image, plan.replica_dirs)
 
     rollback = {tp: current[tp] for tp in proposed}
+    rollback_dirs = current_replica_log_dirs(image, rollback)
     lines = [
         "Current partition replica assignment",
         "",
-        format_reassignment_json(rollback),
+        format_reassignment_json(rollback, rollback_dirs),
         "",
         "Save this to use as the --reassignment-json-file option during rollback",
     ]
@@ -377,7 +401,7 @@ def execute(
     records += altered.records
     failed = sorted((r for r in altered.response if not r.succeeded), key=lambda r: tp_key((r.topic, r.partition)))
     data: dict[str, Any] = {
-        "currentAssignment": reassignment_document(rollback),
+        "currentAssignment": reassignment_document(rollback, rollback_dirs),
         "interBrokerThrottle": throttle if throttle >= 0 else None,
         "replicaAlterLogDirsThrottle": log_dir_throttle if log_dir_throttle >= 0 else None,
         "errors": [
