@@ -108,7 +108,12 @@ def _heartbeat(app_: AppContext, broker_id: int, offline: list[str], want_shutdo
 
     def operation(c):  # noqa: ANN001, ANN202
         dirs = tuple(c.cluster.resolve_directory(broker_id, d) for d in offline)
-        return c.replication.heartbeat(HeartbeatRequest(broker_id, want_fence=no_unfence, want_shut_down=want_shutdown, offline_log_dirs=dirs))
+        # A kjbod broker is always caught up, so it reports its cordoned directories (KIP-1066).
+        request = HeartbeatRequest(
+            broker_id, want_fence=no_unfence, want_shut_down=want_shutdown, offline_log_dirs=dirs,
+            cordoned_log_dirs=c.cluster.reported_cordoned(broker_id),
+        )
+        return c.replication.heartbeat(request)
 
     result, image = _run(app_, operation)
     reply = result.response
@@ -119,6 +124,9 @@ def _heartbeat(app_: AppContext, broker_id: int, offline: list[str], want_shutdo
 
     for directory in reply.newly_offline_dirs:
         headline += f"\nDirectory {directory} ({image.cluster.directory_label(broker_id, directory)}) is offline."
+    if reply.cordoned_change:
+        labels = ", ".join(image.cluster.directory_label(broker_id, d) for d in reply.cordoned_change)
+        headline += f"\nCordoned directories reported: {labels}."
     if reply.is_fenced and reply.unassigned_replicas and not want_shutdown:
         headline += (
             f"\nBroker {broker_id} stays fenced: {reply.unassigned_replicas} replica(s) have no directory yet "
@@ -134,6 +142,7 @@ def _heartbeat(app_: AppContext, broker_id: int, offline: list[str], want_shutdo
         "shouldShutDown": reply.should_shut_down,
         "unassignedReplicas": reply.unassigned_replicas,
         "newlyOfflineDirectories": list(reply.newly_offline_dirs),
+        "cordonedDirectoriesReported": None if reply.cordoned_change is None else list(reply.cordoned_change),
     }
     _emit_change(app_, headline, reply.impact, data)
 
@@ -170,13 +179,20 @@ def _cordon(ctx: typer.Context, broker_id: int, directory: str, cordoned: bool) 
     verb = "cordoned: it takes no new replicas" if cordoned else "uncordoned: it takes new replicas again"
     emit(app_, Lines(
         [f"Directory {name} ({image.cluster.directory_label(broker_id, name)}) of broker {broker_id} is {verb}."],
-        {"brokerId": broker_id, "directoryId": name, "cordoned": cordoned, "cordonedDirectories": sorted(result.response.cordoned_directories)},
+        {
+            "brokerId": broker_id, "directoryId": name, "cordoned": cordoned,
+            "cordonedLogDirs": result.response.config_value, "cordonedDirectories": list(result.response.cordoned_directories),
+        },
     ))
 
 
 @app.command("cordon-dir")
 def cordon_dir(ctx: typer.Context, broker_id: BrokerId, directory: DirOption) -> None:
     """Cordon a directory: it keeps its replicas but receives no new ones (KIP-1066, 4.3-IV0+).
+
+    As kafka-configs --entity-type brokers --entity-name N --alter --add-config cordoned.log.dirs=...
+    does: the path joins the broker's dynamic cordoned.log.dirs, and the broker's next heartbeat
+    reports the directory (both written at once).
 
     Example: kjbod broker cordon-dir --id 1 --dir /mnt/d3
     """
@@ -186,6 +202,9 @@ def cordon_dir(ctx: typer.Context, broker_id: BrokerId, directory: DirOption) ->
 @app.command("uncordon-dir")
 def uncordon_dir(ctx: typer.Context, broker_id: BrokerId, directory: DirOption) -> None:
     """Let a cordoned directory receive new replicas again.
+
+    The path leaves the broker's dynamic cordoned.log.dirs (starting from server.properties' value
+    when there is no dynamic one), and the broker's next heartbeat reports the rest.
 
     Example: kjbod broker uncordon-dir --id 1 --dir /mnt/d3
     """

@@ -108,10 +108,13 @@ def describe(
             app_.message(line)
         report = scan.report
     else:
-        from kjbod.tools.log_dirs.report import describe_from_image, parse_broker_list
+        from kjbod.tools.log_dirs.report import cordoned_notes, describe_from_image, parse_broker_list
 
         parse_broker_list(broker_list)  # Kafka checks the list before it asks the cluster
-        report = describe_from_image(app_.read_image(), broker_list, topic_list)
+        image = app_.read_image()
+        report = describe_from_image(image, broker_list, topic_list)
+        for note in cordoned_notes(image, report.broker_ids):
+            app_.message(note)
     emit_log_dirs(app_, report)
 
 

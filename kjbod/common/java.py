@@ -156,6 +156,11 @@ def tp_hash(tp: TopicPartition) -> int:
     return _int32(31 * (31 + tp[1]) + string_hash(tp[0]))
 
 
+def tpr_hash(replica: Replica) -> int:
+    """TopicPartitionReplica.hashCode (4.3.1 clients TopicPartitionReplica.java:52-63)."""
+    return _int32(31 * (31 * (31 + string_hash(replica[0])) + replica[1]) + replica[2])
+
+
 # Printing and parsing as Java does ----------------------------------------------------------------
 
 

@@ -10,3 +10,8 @@ BROKER_THROTTLES = (LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE, LOG_DIRS_THR
 TOPIC_THROTTLES = (LEADER_THROTTLED_REPLICAS, FOLLOWER_THROTTLED_REPLICAS)
 
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
+
+# KIP-1066 (ServerLogConfigs.CORDONED_LOG_DIRS_CONFIG, 4.3.1 server-common ServerLogConfigs.java:54-57):
+# a per-broker list of log.dirs entries that take no new replicas, or "*" for all of them.
+CORDONED_LOG_DIRS = "cordoned.log.dirs"
+CORDONED_LOG_DIRS_ALL = "*"

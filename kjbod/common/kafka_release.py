@@ -178,6 +178,15 @@ class KafkaRelease:
         records go into its `__cluster_metadata-0/00000000000000000000-0000000000.checkpoint`."""
         return self.version >= RELEASE_4_4
 
+    # The controller ----------------------------------------------------------------------------
+
+    @property
+    def refuses_all_cordoned_brokers_in_manual_assignments(self) -> bool:
+        """4.4.0's validateManualPartitionAssignment refuses a broker whose directories are all
+        cordoned (RCM 4.4.0 :2049-2050: creations with an assignment and reassignments); 4.3.1
+        accepts it (RCM 4.3.1 :2002-2032)."""
+        return self.version >= RELEASE_4_4
+
 
 KAFKA_4_3 = KafkaRelease(RELEASE_4_3, "4.3.1", latest_production_level=30, latest_testing_level=31)
 KAFKA_4_4 = KafkaRelease(RELEASE_4_4, "4.4.0", latest_production_level=33, latest_testing_level=34)

@@ -150,6 +150,14 @@ def uuid_sort_key(text: str) -> tuple[int, int]:
     return (uuid.msb, uuid.lsb)
 
 
+def uuid_hash(text: str) -> int:
+    """`Uuid.hashCode`: the two halves xor-ed, folded to an int (Uuid.java:120-123)."""
+    uuid = Uuid.from_string(text)
+    xor = (uuid.msb ^ uuid.lsb) & 0xFFFFFFFFFFFFFFFF
+    folded = ((xor >> 32) ^ xor) & 0xFFFFFFFF
+    return folded - (1 << 32) if folded >= 1 << 31 else folded
+
+
 class DirectoryId:
     """KIP-858 directory ids: three reserved values and the reserved range (DirectoryId.java).
 

@@ -10,8 +10,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from kjbod.common.kafka_release import NEWEST
-from kjbod.common.kafka_uuid import DirectoryId, canonical, uuid_sort_key
+from kjbod.common.kafka_configs import CORDONED_LOG_DIRS
+from kjbod.common.kafka_uuid import DirectoryId, canonical
 from kjbod.common.versions import METADATA_VERSION, MINIMUM_KRAFT_LEVEL, MetadataVersion
+from kjbod.controller import cordoned_dirs
 from kjbod.controller.errors import ControllerApiError, Errors
 from kjbod.controller.placer import UsableBroker
 from kjbod.controller.working import WorkingImage
@@ -19,8 +21,10 @@ from kjbod.controller.result import ControllerResult
 from kjbod.errors import UserError
 from kjbod.image import BrokerRegistration, Image
 from kjbod.records import (
+    CONFIG_RESOURCE_BROKER,
     BrokerFeature,
     BrokerRegistrationChangeRecord,
+    ConfigRecord,
     KjbodBrokerLogDirsRecord,
     KjbodLogDir,
     Record,
@@ -45,6 +49,10 @@ class BrokerRegistrationRequest:
     # when it last shut down cleanly as previousBrokerEpoch (-1 after a crash), and the
     # controller compares it with the stored one (CCM 4.3.1 :437-438).
     clean_shutdown: bool = True
+    # The raw cordoned.log.dirs of the broker's server.properties (KIP-1066); None when it sets
+    # none or the request does not come from one. Kafka's controller never sees it: the broker
+    # reports the directories with its heartbeats, so kjbod keeps it for them.
+    cordoned_log_dirs: str | None = None
 
     @property
     def online_directory_ids(self) -> tuple[str, ...]:
@@ -55,7 +63,9 @@ class BrokerRegistrationRequest:
 class CordonReply:
     broker_id: int
     directory_id: str
-    cordoned_directories: frozenset[str]
+    # The broker's new dynamic cordoned.log.dirs, and the directory ids its heartbeat reports.
+    config_value: str
+    cordoned_directories: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -122,18 +132,14 @@ class ClusterControl:
             return broker.directories[0]
         return DirectoryId.UNASSIGNED
 
-    def takes_new_replicas(self, broker: BrokerRegistration) -> bool:
-        """KIP-1066: a broker whose every online directory is cordoned gets no new replicas."""
-        if not self.metadata_version.cordoned_log_dirs_supported or not broker.directories:
-            return True
-        return any(d not in broker.cordoned_directories for d in broker.directories)
-
     def usable_brokers(self) -> list[UsableBroker]:
-        """Brokers the placer may use: registered and not in controlled shutdown (BHM:466-511)."""
+        """Brokers the placer may use: registered, not in controlled shutdown, and with a
+        directory that is not cordoned (BrokerHeartbeatManager.UsableBrokerIterator, 4.4.0 :363;
+        CCM 4.4.0 :744 passes BrokerRegistration.hasUncordonedDirs)."""
         return [
             UsableBroker(b.id, b.rack, b.fenced)
             for b in sorted(self._image.cluster.brokers.values(), key=lambda b: b.id)
-            if not b.in_controlled_shutdown and self.takes_new_replicas(b)
+            if not b.in_controlled_shutdown and b.has_uncordoned_dirs()
         ]
 
     def check_broker_epoch(self, broker_id: int, epoch: int) -> BrokerRegistration:
@@ -220,7 +226,6 @@ class ClusterControl:
         if existing is not None and not same_incarnation and self.shutdown_handler is not None:
             self.shutdown_handler(work, request.broker_id, request.clean_shutdown)
         version = mv.register_broker_record_version
-        cordoned = existing.cordoned_directories & set(online) if existing else frozenset()
         records: list[Record] = [
             *work.records,
             RegisterBrokerRecord(
@@ -233,11 +238,14 @@ class ClusterControl:
                 fenced=fenced,
                 in_controlled_shutdown=in_controlled_shutdown if version >= 1 else False,
                 log_dirs=online if mv.directory_assignment_supported else (),
-                # The registration with its first heartbeat: Kafka writes null at registration, then the
-                # broker reports its cordoned directories (RegisterBrokerRecord v4, KIP-1066).
-                cordoned_log_dirs=tuple(sorted(cordoned, key=uuid_sort_key)) if version >= 4 else None,
+                # registerBroker never sets CordonedLogDirs (null: not known yet); the broker's
+                # first heartbeat after it caught up reports them (KIP-1066, spec §4.2).
+                cordoned_log_dirs=None,
             ),
-            KjbodBrokerLogDirsRecord(broker_id=request.broker_id, log_dirs=request.log_dirs),
+            KjbodBrokerLogDirsRecord(
+                version=0 if request.cordoned_log_dirs is None else 1,
+                broker_id=request.broker_id, log_dirs=request.log_dirs, cordoned_log_dirs=request.cordoned_log_dirs,
+            ),
         ]
         reply = BrokerRegistrationReply(request.broker_id, epoch, fenced, same_incarnation, online)
         return ControllerResult.atomic_of(records, reply)
@@ -265,27 +273,50 @@ class ClusterControl:
 
     # Cordoned directories (KIP-1066) ---------------------------------------------------------
 
+    def cordoned_change(self, broker: BrokerRegistration, reported: tuple[str, ...] | None) -> list[Record]:
+        """handleDirectoriesCordoned (RCM 4.4.0 :1579-1588): at 4.3-IV0 and later, a heartbeat's
+        non-null CordonedLogDirs is written (BrokerRegistrationChangeRecord v3) when the
+        registration has none yet or the set changed; the list as the broker sent it."""
+        if reported is None or not self.metadata_version.cordoned_log_dirs_supported or not broker.cordoned_changed(reported):
+            return []
+        return [BrokerRegistrationChangeRecord(version=3, broker_id=broker.id, broker_epoch=broker.epoch, cordoned_log_dirs=reported)]
+
+    def reported_cordoned(self, broker_id: int) -> tuple[str, ...] | None:
+        """What the broker's next heartbeat says is cordoned (see cordoned_dirs.reported_cordoned)."""
+        return cordoned_dirs.reported_cordoned(self._image, broker_id)
+
     def set_cordoned(self, broker_id: int, directory: str, cordoned: bool) -> ControllerResult[CordonReply]:
-        """Cordon or uncordon a directory, given as an id or a path of the broker."""
+        """Cordon or uncordon one directory (an id or a path of the broker), as an operator does it
+        in Kafka: the broker's dynamic cordoned.log.dirs gains or loses the directory's path
+        (`kafka-configs --entity-type brokers --entity-name N --alter --add-config
+        cordoned.log.dirs=...`, forwarded by a broker, which checks it first), then the broker's
+        next heartbeat reports the new set and the controller records it. Both in one commit."""
         mv = self.metadata_version
-        if not mv.cordoned_log_dirs_supported:
-            raise UserError(
-                f"Cordoning log directories needs metadata.version 4.3-IV0 or later; the cluster is at {mv}"
-            )
         broker = self.broker(broker_id)
         if broker is None:
             raise ControllerApiError(Errors.BROKER_ID_NOT_REGISTERED, f"Broker ID {broker_id} is not currently registered")
         directory_id = self.resolve_directory(broker_id, directory)
         if directory_id not in broker.directories:
             raise UserError(f"Directory {directory_id} is not an online directory of broker {broker_id}")
-        target = broker.cordoned_directories | {directory_id} if cordoned else broker.cordoned_directories - {directory_id}
-        reply = CordonReply(broker_id, directory_id, target)
-        if target == broker.cordoned_directories:
-            return ControllerResult.atomic_of([], reply)
-        record = BrokerRegistrationChangeRecord(
-            version=3,
-            broker_id=broker_id,
-            broker_epoch=broker.epoch,
-            cordoned_log_dirs=tuple(sorted(target, key=uuid_sort_key)),
-        )
-        return ControllerResult.atomic_of([record], reply)
+        path = self._image.cluster.path_of(broker_id, directory_id)
+        if path is None:
+            raise UserError(
+                f"kjbod does not know the path of directory {directory_id} of broker {broker_id}, and {CORDONED_LOG_DIRS} "
+                "names paths: import the cluster with --log-dirs, or register the broker with its paths"
+            )
+        log_dirs = cordoned_dirs.broker_paths(self._image, broker_id)
+        current = cordoned_dirs.cordoned_paths(self._image, broker_id)
+        if cordoned:
+            target = current if path in current else [*current, path]
+        else:
+            target = [p for p in current if p != path]
+        value = ",".join(target)
+        before = cordoned_dirs.dynamic_value(self._image, broker_id)
+        work = WorkingImage(self._image)
+        if value != before:
+            cordoned_dirs.check_dynamic(value, log_dirs)
+            cordoned_dirs.check_controller(mv, before, value, forwarded=True)
+            work.append(ConfigRecord(resource_type=CONFIG_RESOURCE_BROKER, resource_name=str(broker_id), name=CORDONED_LOG_DIRS, value=value))
+        reported = cordoned_dirs.reported_cordoned(work.image, broker_id)
+        work.extend(ClusterControl(work.image).cordoned_change(broker, reported))
+        return ControllerResult.atomic_of(work.records, CordonReply(broker_id, directory_id, value, reported or ()))

@@ -16,6 +16,18 @@ class PlacementError(ValueError):
     """Kafka's InvalidReplicationFactorException from the placer."""
 
 
+# StripedReplicaPlacer's texts since KIP-1066 (4.3.1 metadata/placement/StripedReplicaPlacer.java:
+# 405-416, the same in 4.4.0): the usable brokers leave out those whose directories are all cordoned.
+ALL_FENCED = "All brokers are currently fenced, or have all their log directories cordoned."
+
+
+def too_few_brokers(replication_factor: int, total: int) -> str:
+    return (
+        f"The target replication factor of {replication_factor} cannot be reached because only "
+        f"{total} broker(s) are registered or some brokers have all their log directories cordoned."
+    )
+
+
 @dataclass(frozen=True)
 class UsableBroker:
     id: int
@@ -97,12 +109,9 @@ class _RackList:
         if replication_factor <= 0:
             raise PlacementError(f"Invalid replication factor {replication_factor}: the replication factor must be positive.")
         if replication_factor > self.num_total:
-            raise PlacementError(
-                f"The target replication factor of {replication_factor} cannot be reached because only "
-                f"{self.num_total} broker(s) are registered."
-            )
+            raise PlacementError(too_few_brokers(replication_factor, self.num_total))
         if self.num_unfenced == 0:
-            raise PlacementError("All brokers are currently fenced.")
+            raise PlacementError(ALL_FENCED)
         if self.epoch == self.num_unfenced and self.num_unfenced > 1:
             shuffle(self.rack_names, self.rng)
             for name in self.hash_order:
@@ -139,11 +148,8 @@ def place(brokers: list[UsableBroker], partitions: int, replication_factor: int,
     if replication_factor <= 0:
         raise PlacementError(f"Invalid replication factor {replication_factor}: the replication factor must be positive.")
     if not any(not broker.fenced for broker in brokers):
-        raise PlacementError("All brokers are currently fenced.")
+        raise PlacementError(ALL_FENCED)
     if replication_factor > len(brokers):
-        raise PlacementError(
-            f"The target replication factor of {replication_factor} cannot be reached because only "
-            f"{len(brokers)} broker(s) are registered."
-        )
+        raise PlacementError(too_few_brokers(replication_factor, len(brokers)))
     racks = _RackList(rng, brokers)
     return [racks.place(replication_factor) for _ in range(partitions)]

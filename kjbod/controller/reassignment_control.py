@@ -19,7 +19,7 @@ from kjbod.common.kafka_uuid import DirectoryId
 from kjbod.controller.cluster_control import ClusterControl
 from kjbod.controller.errors import ApiError, Errors
 from kjbod.controller.partition_change import Election, PartitionChangeBuilder
-from kjbod.controller.replication_control import DirectoryAssignment, ReplicationControl
+from kjbod.controller.replication_control import DirectoryAssignment, ReplicationControl, all_cordoned_text
 from kjbod.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult, kafka_record_count
 from kjbod.controller.working import WorkingImage
 from kjbod.errors import UserError
@@ -186,8 +186,9 @@ class ReassignmentControl:
         return self._change(work, topic, builder, target.replicas)
 
     def _validate_manual_assignment(self, replicas: Sequence[int]) -> None:
-        """validateManualPartitionAssignment (RCM:1839-1870) without an RF: fenced brokers are
-        fine, being registered is enough."""
+        """validateManualPartitionAssignment (RCM:1839-1870; 4.4.0 :2036-2067) without an RF:
+        fenced brokers are fine, being registered is enough (with 4.4.0, and a directory that is
+        not cordoned)."""
         prefix = "The manual partition assignment includes"
         if not replicas:
             raise _PartitionError(Errors.INVALID_REPLICA_ASSIGNMENT, f"{prefix} an empty replica list.")
@@ -195,6 +196,8 @@ class ReassignmentControl:
         for replica in sorted(replicas):
             if self._cluster.broker(replica) is None:
                 raise _PartitionError(Errors.INVALID_REPLICA_ASSIGNMENT, f"{prefix} broker {replica}, but no such broker is registered.")
+            if self._replication.refuses_all_cordoned(replica):
+                raise _PartitionError(Errors.INVALID_REPLICA_ASSIGNMENT, all_cordoned_text(replica))
             if replica == previous:
                 raise _PartitionError(Errors.INVALID_REPLICA_ASSIGNMENT, f"{prefix} the broker {replica} more than once.")
             previous = replica
@@ -305,6 +308,11 @@ class ReassignmentControl:
             return fail(Errors.LOG_DIR_NOT_FOUND, f"Log dir {path} is not found in the config.")
         if not broker.has_online_dir(move.directory_id):
             return fail(Errors.KAFKA_STORAGE_ERROR, f"Log directory {path} is offline")
+        # KIP-1066, both releases: a cordoned destination is refused even when the replica is
+        # already there (ReplicaManager.alterReplicaLogDirs, 4.3.1 kafka/server/ReplicaManager.scala:
+        # 1136-1137). The admin client sees only the error code; the message is the broker's log line.
+        if move.directory_id in broker.cordoned_directories:
+            return fail(Errors.INVALID_REPLICA_ASSIGNMENT, f"Log directory {path} is cordoned")
         topic = self._image.topics.by_name.get(move.topic)
         partition = topic.partitions.get(move.partition) if topic else None
         if topic is None or partition is None or move.broker not in partition.replicas:

@@ -115,6 +115,9 @@ class HeartbeatRequest:
     want_fence: bool = False
     want_shut_down: bool = False
     offline_log_dirs: tuple[str, ...] = ()
+    # KIP-1066 (BrokerHeartbeatRequest v2 CordonedLogDirs): the ids of the directories the broker
+    # holds cordoned; None before it caught up or below 4.3-IV0 (it sends nothing then).
+    cordoned_log_dirs: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,8 @@ class HeartbeatReply:
     unassigned_replicas: int
     newly_offline_dirs: tuple[str, ...]
     impact: tuple[PartitionImpact, ...]
+    # The cordoned directories the heartbeat wrote into the registration; None when unchanged.
+    cordoned_change: tuple[str, ...] | None = None
 
     @property
     def is_fenced(self) -> bool:
@@ -203,6 +208,11 @@ class ElectLeadersReply:
 
 
 # Helpers -----------------------------------------------------------------------------------
+
+
+def all_cordoned_text(broker_id: int) -> str:
+    """4.4.0's InvalidReplicaAssignmentException for a broker whose directories are all cordoned."""
+    return f"The manual partition assignment includes broker {broker_id}, but all its log directories are cordoned."
 
 
 def validate_topic_name(name: str) -> None:
@@ -284,6 +294,14 @@ class ReplicationControl:
     @property
     def _mv(self) -> MetadataVersion:
         return self._cluster.metadata_version
+
+    def refuses_all_cordoned(self, broker_id: int) -> bool:
+        """Whether a manual assignment naming this (registered) broker is refused because all its
+        directories are cordoned: only by 4.4.0's controller (RCM 4.4.0 :2049-2050)."""
+        broker = self._cluster.broker(broker_id)
+        return (
+            self._release.refuses_all_cordoned_brokers_in_manual_assignments and broker is not None and not broker.has_uncordoned_dirs()
+        )
 
     # Leader and ISR updates (RCM:1888-1969) -----------------------------------------------
 
@@ -491,9 +509,14 @@ class ReplicationControl:
         newly_offline: tuple[str, ...] = ()
         if self._mv.directory_assignment_supported and request.offline_log_dirs:
             newly_offline = self._directories_offline_records(work, request.broker_id, request.offline_log_dirs)
+        # After fencing and offline directories, against the registration the heartbeat started
+        # from (RCM 4.4.0 :1729-1730, handleDirectoriesCordoned :1579-1588).
+        cordoned = self._cluster.cordoned_change(broker, request.cordoned_log_dirs)
+        work.extend(cordoned)
         reply = HeartbeatReply(
             request.broker_id, current, state, True, state is BrokerState.SHUTDOWN_NOW, len(unassigned),
             newly_offline, summarize_changes(self._image, work, mark),
+            request.cordoned_log_dirs if cordoned else None,
         )
         return ControllerResult.of(work.records_since(mark), reply)
 
@@ -617,6 +640,8 @@ class ReplicationControl:
                     raise ControllerApiError(
                         Errors.INVALID_REPLICA_ASSIGNMENT, f"{prefix} includes broker {broker}, but no such broker is registered."
                     )
+                if self.refuses_all_cordoned(broker):
+                    raise ControllerApiError(Errors.INVALID_REPLICA_ASSIGNMENT, all_cordoned_text(broker))
                 if broker in seen:
                     raise ControllerApiError(
                         Errors.INVALID_REPLICA_ASSIGNMENT, f"{prefix} includes the broker {broker} more than once."
@@ -745,15 +770,20 @@ class ReplicationControl:
         if not self._mv.directory_assignment_supported:
             raise ControllerApiError(Errors.UNSUPPORTED_VERSION, "Directory assignment is not supported yet.")
         needing, skipped = self.replicas_needing_directory(broker_id)
-        candidates = [d for d in broker.directories if d not in broker.cordoned_directories]
-        load = {d: len(self._image.topics.index.in_directory.get(d, [])) for d in candidates}
+        # LogManager.nextLogDirs (4.4.0 storage LogManager.java:1672-1694; 4.3.1
+        # kafka/log/LogManager.scala:1386-1404): the live directories in log.dirs order, fewest
+        # logs first (a stable sort: ties keep log.dirs order), cordoned ones left out; when all
+        # are cordoned, the first live directory.
+        configured = [d.directory_id for d in self._image.cluster.log_dirs.get(broker_id, ())]
+        live = [d for d in configured if d in broker.directories] + [d for d in broker.directories if d not in configured]
+        candidates = [d for d in live if d not in broker.cordoned_directories] if len(live) > 1 else live
+        load = {d: len(self._image.topics.index.in_directory.get(d, [])) for d in live}
         assignments: list[DirectoryAssignment] = []
         for topic_id, partition_id in needing:
-            if not candidates:
-                skipped.append(f"{self._image.topics.name_of(topic_id)}-{partition_id}: every online directory is cordoned")
+            if not live:
+                skipped.append(f"{self._image.topics.name_of(topic_id)}-{partition_id}: the broker has no online directory")
                 continue
-            # Ties go to the directory whose path sorts first, as an operator would expect.
-            target = min(candidates, key=lambda d: (load[d], self._image.cluster.path_of(broker_id, d) or "", d))
+            target = min(candidates, key=lambda d: load[d]) if candidates else live[0]
             load[target] += 1
             assignments.append(DirectoryAssignment(topic_id, partition_id, target))
         result = self.assign_replicas_to_dirs(broker_id, assignments, work=work)

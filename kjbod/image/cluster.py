@@ -56,10 +56,10 @@ class BrokerRegistration:
     is_migrating_zk_broker: bool
     # The directories that are currently usable, in signed Uuid order.
     directories: tuple[str, ...]
-    cordoned_directories: frozenset[str] = frozenset()
-    # KIP-1066 as Kafka 4.3 ships it: a registration's cordoned directories are unknown (null)
-    # until the broker's heartbeats report them; False keeps that null (written back as null).
-    cordoned_reported: bool = False
+    # KIP-1066 as Kafka ships it (4.3.1 and 4.4.0 BrokerRegistration.cordonedDirectories): the
+    # directories the broker's heartbeats reported cordoned, in the broker's order; None until
+    # its first report ("not known yet", written back as null), () once it reported none.
+    cordoned: tuple[str, ...] | None = None
 
     @classmethod
     def from_record(cls, record: RegisterBrokerRecord) -> BrokerRegistration:
@@ -76,9 +76,29 @@ class BrokerRegistration:
             in_controlled_shutdown=record.in_controlled_shutdown,
             is_migrating_zk_broker=record.is_migrating_zk_broker,
             directories=sort_directories(record.log_dirs),
-            cordoned_directories=frozenset(record.cordoned_log_dirs or ()),
-            cordoned_reported=record.cordoned_log_dirs is not None,
+            cordoned=record.cordoned_log_dirs,
         )
+
+    @property
+    def cordoned_directories(self) -> frozenset[str]:
+        """The cordoned directories as a set (empty while the broker has not reported)."""
+        return frozenset(self.cordoned or ())
+
+    @property
+    def cordoned_reported(self) -> bool:
+        return self.cordoned is not None
+
+    def cordoned_changed(self, reported: tuple[str, ...]) -> bool:
+        """`cordonedDirChanged` (4.3.1 metadata/BrokerRegistration.java:313-320): always when
+        nothing was reported yet, else when the sets differ (order and repeats do not count)."""
+        return self.cordoned is None or set(self.cordoned) != set(reported)
+
+    def has_uncordoned_dirs(self) -> bool:
+        """`hasUncordonedDirs` (4.3.1 metadata/BrokerRegistration.java:286-291): no directories,
+        nothing reported, or at least one directory not cordoned."""
+        if not self.directories or self.cordoned is None:
+            return True
+        return any(d not in self.cordoned for d in self.directories)
 
     def has_online_dir(self, directory_id: str) -> bool:
         return DirectoryId.is_online(directory_id, self.directories)
@@ -113,9 +133,9 @@ class BrokerRegistration:
             fenced=self.fenced,
             in_controlled_shutdown=self.in_controlled_shutdown if version >= 1 else False,
             log_dirs=self.directories if version >= 3 else (),
-            cordoned_log_dirs=tuple(sorted(self.cordoned_directories, key=uuid_sort_key))
-            if version >= 4 and (self.cordoned_reported or self.cordoned_directories)
-            else None,
+            # toRecord (4.4.0 BrokerRegistration.java:345-348): the list as the broker reported it,
+            # written only when known (an empty array when nothing is cordoned).
+            cordoned_log_dirs=self.cordoned if version >= 4 else None,
         )
 
 
@@ -160,6 +180,8 @@ class ClusterImage:
     # kjbod's own: every directory each broker was configured with, with its path.
     log_dirs: Mapping[int, tuple[KjbodLogDir, ...]]
     controllers: Mapping[int, ControllerRegistration] = field(default_factory=lambda: MappingProxyType({}))
+    # kjbod's own: the cordoned.log.dirs of a broker's server.properties, where kjbod read it.
+    static_cordoned: Mapping[int, str] = field(default_factory=lambda: MappingProxyType({}))
 
     def broker(self, broker_id: int) -> BrokerRegistration | None:
         return self.brokers.get(broker_id)
@@ -190,7 +212,10 @@ class ClusterImage:
         for broker_id in sorted(self.brokers):
             yield self.brokers[broker_id].to_record(mv)
             if broker_id in self.log_dirs:
-                yield KjbodBrokerLogDirsRecord(broker_id=broker_id, log_dirs=self.log_dirs[broker_id])
+                static = self.static_cordoned.get(broker_id)
+                yield KjbodBrokerLogDirsRecord(
+                    version=0 if static is None else 1, broker_id=broker_id, log_dirs=self.log_dirs[broker_id], cordoned_log_dirs=static,
+                )
         for controller_id in sorted(self.controllers):
             yield self.controllers[controller_id].to_record()
 
@@ -207,6 +232,7 @@ class ClusterDelta:
         self._offsets = dict(base.registration_offsets)
         self._log_dirs = dict(base.log_dirs)
         self._controllers = dict(base.controllers)
+        self._static_cordoned = dict(base.static_cordoned)
         self._directory_to_broker = {d: b.id for b in base.brokers.values() for d in b.directories}
 
     def _move_directories(self, broker_id: int, old: tuple[str, ...], new: tuple[str, ...]) -> None:
@@ -237,6 +263,7 @@ class ClusterDelta:
         del self._brokers[record.broker_id]
         self._offsets.pop(record.broker_id, None)
         self._log_dirs.pop(record.broker_id, None)
+        self._static_cordoned.pop(record.broker_id, None)
 
     def _change(
         self,
@@ -247,7 +274,7 @@ class ClusterDelta:
         fenced: bool | None = None,
         in_controlled_shutdown: bool | None = None,
         directories: tuple[str, ...] | None = None,
-        cordoned: frozenset[str] | None = None,
+        cordoned: tuple[str, ...] | None = None,
     ) -> None:
         current = self._brokers.get(broker_id)
         if current is None:
@@ -262,8 +289,7 @@ class ClusterDelta:
         if directories is not None:
             changes["directories"] = sort_directories(directories)
         if cordoned is not None:
-            changes["cordoned_directories"] = cordoned
-            changes["cordoned_reported"] = True
+            changes["cordoned"] = cordoned
         updated = replace(current, **changes)
         self._move_directories(broker_id, current.directories, updated.directories)
         self._brokers[broker_id] = updated
@@ -290,13 +316,17 @@ class ClusterDelta:
             # An empty list means "no change" (CCM:610), so a broker that lost every
             # directory keeps listing them.
             directories=record.log_dirs or None,
-            cordoned=None if record.cordoned_log_dirs is None else frozenset(record.cordoned_log_dirs),
+            cordoned=record.cordoned_log_dirs,
         )
 
     def replay_log_dirs(self, record: KjbodBrokerLogDirsRecord) -> None:
         if record.broker_id not in self._brokers:
             raise ReplayError(f"Unable to replay {record}: no broker registration found for that id")
         self._log_dirs[record.broker_id] = record.log_dirs
+        if record.cordoned_log_dirs is None:
+            self._static_cordoned.pop(record.broker_id, None)
+        else:
+            self._static_cordoned[record.broker_id] = record.cordoned_log_dirs
 
     def replay_register_controller(self, record: RegisterControllerRecord) -> None:
         """ClusterControlManager.replay(RegisterControllerRecord): the registration replaces any
@@ -315,4 +345,5 @@ class ClusterDelta:
             MappingProxyType(self._offsets),
             MappingProxyType(self._log_dirs),
             MappingProxyType(self._controllers),
+            MappingProxyType(self._static_cordoned),
         )

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from kjbod.common.java import hashmap_order
-from kjbod.common.kafka_uuid import Uuid
+from kjbod.common.kafka_uuid import Uuid, uuid_hash
 from kjbod.errors import ReplayError
 from kjbod.records import (
     ControllerEndpoint,
@@ -48,14 +48,6 @@ OBSERVER_SESSION_TIMEOUT_MS = 300_000
 REQUEST_TIMEOUT_MS = 2_000
 # LeaderState.isReplicaCaughtUp: caught up once, and fetched within the last hour (LeaderState.java:386-397).
 CAUGHT_UP_FETCH_WINDOW_MS = 3_600_000
-
-
-def uuid_hash(text: str) -> int:
-    """`Uuid.hashCode`: the two halves xor-ed, folded to an int (Uuid.java:120-123)."""
-    uuid = Uuid.from_string(text)
-    xor = (uuid.msb ^ uuid.lsb) & 0xFFFFFFFFFFFFFFFF
-    folded = ((xor >> 32) ^ xor) & 0xFFFFFFFF
-    return folded - (1 << 32) if folded >= 1 << 31 else folded
 
 
 @dataclass(frozen=True)

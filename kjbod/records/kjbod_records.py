@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from kjbod.records.base import Int32, Int64, Record, UuidText
+from kjbod.records.base import Int32, Int64, Record, UuidText, since
 from kjbod.records.metadata import ControllerEndpoint, ControllerFeature, _Struct
 
 # kjbod's own records take api keys from here up, clear of Kafka's.
@@ -28,13 +28,19 @@ class KjbodLogDir(_Struct):
 
 
 class KjbodBrokerLogDirsRecord(Record):
-    """Every directory a broker was configured with, online or not, with its path."""
+    """Every directory a broker was configured with, online or not, with its path; from v1, the
+    `cordoned.log.dirs` of its server.properties (KIP-1066), which Kafka's controller never sees
+    but the broker's heartbeats report."""
 
     API_KEY = 1000
-    VERSIONS = range(0, 1)
+    VERSIONS = range(0, 2)
     type: Literal["KjbodBrokerLogDirsRecord"] = "KjbodBrokerLogDirsRecord"
     broker_id: Int32 = Field(description="The broker id.")
     log_dirs: tuple[KjbodLogDir, ...] = Field(description="The broker's directories; replaces the previous list.")
+    cordoned_log_dirs: str | None = since(
+        1, default=None,
+        description="The raw cordoned.log.dirs of the broker's server.properties; null when it does not set it or kjbod did not read it.",
+    )
 
 
 class KjbodPartitionSizeRecord(Record):

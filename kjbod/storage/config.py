@@ -68,6 +68,9 @@ class NodeConfig:
     # `min.insync.replicas` (INT, at least 1, default 1): what a controller writes as the
     # cluster-level value when it bootstraps ELR (ActivationRecordsGenerator, 4.4.0 :98-103).
     min_insync_replicas: int = 1
+    # `cordoned.log.dirs` as written (KIP-1066), if set: a broker checks it at start-up and
+    # reports the directories with its heartbeats (tools/cluster/registration.py).
+    cordoned_log_dirs: str | None = None
 
     @property
     def kraft_mode(self) -> bool:
@@ -221,6 +224,7 @@ def load_node_config(path: Path) -> NodeConfig:
         broker_rack=_text_setting(props, "broker.rack", path) or None,
         security_protocol_map=_text_setting(props, "listener.security.protocol.map", path),
         min_insync_replicas=_min_insync_replicas(props, path),
+        cordoned_log_dirs=_text_setting(props, "cordoned.log.dirs", path),
     )
 
 

@@ -83,14 +83,14 @@ def test_broker_list_and_describe(cluster: Cli) -> None:
     listed = cluster("broker", "list").stdout.splitlines()
     assert listed[0].split() == ["ID", "RACK", "STATE", "EPOCH", "DIRS", "ONLINE", "CORDONED", "REPLICAS", "LEADERS"]
     assert listed[2].split() == ["1", "r1", "UNFENCED", "1", "2/2", "0", "3", "1"]
-    assert listed[4].split()[:6] == ["3", "r3", "UNFENCED", "7", "2/2", "1"]
+    assert listed[4].split()[:6] == ["3", "r3", "UNFENCED", "9", "2/2", "1"]  # each first heartbeat writes its cordoned report
     rows = json.loads(cluster("-o", "json", "broker", "list").stdout)
     assert [r["leaders"] for r in rows] == [1, 1, 1]
     details = json.loads(cluster("-o", "json", "broker", "describe", "--id", "3").stdout)
     assert [(d["path"], d["state"]) for d in details["directories"]] == [("/data/b3/d1", "online"), ("/data/b3/d2", "cordoned")]
     assert sum(d["replicas"] for d in details["directories"]) == 3
     text = cluster("broker", "describe", "--id", "3").stdout.splitlines()
-    assert text[0].startswith("Broker 3: UNFENCED, epoch 7, rack r3, incarnation ")
+    assert text[0].startswith("Broker 3: UNFENCED, epoch 9, rack r3, incarnation ")
 
 
 def test_controlled_shutdown_then_preferred_election_is_not_possible_yet(cluster: Cli) -> None:
@@ -152,7 +152,7 @@ def test_topic_commands(cluster: Cli) -> None:
     assert (result.exit_code, result.stderr) == (
         1,
         "INVALID_REPLICATION_FACTOR: Unable to replicate the partition 4 time(s): The target replication factor of 4 "
-        "cannot be reached because only 3 broker(s) are registered.\n",
+        "cannot be reached because only 3 broker(s) are registered or some brokers have all their log directories cordoned.\n",
     )
     assert cluster("topic", "create", "y", "--replica-assignment", "1:1").stderr == "Partition replica lists may not contain duplicate entries: 1\n"
     assert cluster("topic", "create", "y", "--partitions", "1").exit_code == 2

@@ -113,9 +113,10 @@ def test_generate_prints_kafkas_layout_and_a_seed_repeats_the_proposal(cluster: 
     # Racks alternate as [2,1,4,3]; java.util.Random(7) draws start 2 and shift 2 (hand-derived, §2.5).
     assert lines(result) == [
         "Current partition replica assignment",
-        '{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[1,2,3],"log_dirs":["any","any","any"]},'
-        '{"topic":"orders","partition":1,"replicas":[2,3,1],"log_dirs":["any","any","any"]},'
-        '{"topic":"orders","partition":2,"replicas":[3,1,2],"log_dirs":["any","any","any"]}]}',
+        # Each replica's current directory, as Kafka 4.1+ prints it (getReplicaToLogDir).
+        '{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[1,2,3],"log_dirs":["/data/b1/d1","/data/b2/d1","/data/b3/d1"]},'
+        '{"topic":"orders","partition":1,"replicas":[2,3,1],"log_dirs":["/data/b2/d2","/data/b3/d2","/data/b1/d2"]},'
+        '{"topic":"orders","partition":2,"replicas":[3,1,2],"log_dirs":["/data/b3/d1","/data/b1/d1","/data/b2/d1"]}]}',
         "",
         "Proposed partition reassignment configuration",
         '{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[4,1,3],"log_dirs":["any","any","any"]},'
@@ -169,7 +170,7 @@ def test_a_100_gib_move_under_a_50_mib_throttle_verify_and_the_clock_agree(clust
     assert lines(result) == [
         "Current partition replica assignment",
         "",
-        '{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[1,2,3],"log_dirs":["any","any","any"]}]}',
+        '{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[1,2,3],"log_dirs":["/data/b1/d1","/data/b2/d1","/data/b3/d1"]}]}',
         *ROLLBACK_TAIL,
         WARNING,
         "The inter-broker throttle limit was set to 52428800 B/s",
@@ -250,7 +251,7 @@ def test_another_execute_needs_additional_which_also_changes_the_throttle(cluste
     resubmitted = cluster("reassign", "execute", "--reassignment-json-file", moving, "--throttle", "2000", "--additional")
     assert resubmitted.exit_code == 0
     # The rollback shows the merged list the controller holds; the reassignment itself is unchanged.
-    assert lines(resubmitted)[2] == '{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[4,2,3,1],"log_dirs":["any","any","any","any"]}]}'
+    assert lines(resubmitted)[2] == '{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[4,2,3,1],"log_dirs":["any","/data/b2/d1","/data/b3/d1","/data/b1/d1"]}]}'
     assert lines(cluster("reassign", "list")) == ["Current partition reassignments:", "orders-0: replicas: 4,2,3,1. adding: 4. removing: 1."]
     assert configs(state_dir)[(CONFIG_RESOURCE_BROKER, "4")]["follower.replication.throttled.rate"] == "2000"
 
@@ -395,8 +396,8 @@ def test_kip113_moves_within_then_across_brokers_with_throttles(jbod: Cli, state
     assert lines(result) == [
         "Current partition replica assignment",
         "",
-        '{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1],"log_dirs":["any"]},'
-        '{"topic":"t","partition":1,"replicas":[2],"log_dirs":["any"]},{"topic":"t","partition":2,"replicas":[3],"log_dirs":["any"]}]}',
+        '{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1],"log_dirs":["/data/b1/d1"]},'
+        '{"topic":"t","partition":1,"replicas":[2],"log_dirs":["/data/b2/d1"]},{"topic":"t","partition":2,"replicas":[3],"log_dirs":["/data/b3/d1"]}]}',
         *ROLLBACK_TAIL,
         WARNING,
         "The inter-broker throttle limit was set to 52428800 B/s",

@@ -74,7 +74,7 @@ def test_placement_uses_racks_and_never_repeats_a_broker() -> None:
         (CreateTopicRequest("", 1, 1), "INVALID_TOPIC_EXCEPTION: Topic name is invalid: the empty string is not allowed"),
         (CreateTopicRequest(".", 1, 1), "INVALID_TOPIC_EXCEPTION: Topic name is invalid: '.' is not allowed"),
         (CreateTopicRequest("a b", 1, 1), "INVALID_TOPIC_EXCEPTION: Topic name is invalid: 'a b' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"),
-        (CreateTopicRequest("t", 1, 4), "INVALID_REPLICATION_FACTOR: Unable to replicate the partition 4 time(s): The target replication factor of 4 cannot be reached because only 3 broker(s) are registered."),
+        (CreateTopicRequest("t", 1, 4), "INVALID_REPLICATION_FACTOR: Unable to replicate the partition 4 time(s): The target replication factor of 4 cannot be reached because only 3 broker(s) are registered or some brokers have all their log directories cordoned."),
         (CreateTopicRequest("t", 0, 1), "INVALID_PARTITIONS: Number of partitions was set to an invalid non-positive value."),
         (CreateTopicRequest("t", 1, 0), "INVALID_REPLICATION_FACTOR: Replication factor must be larger than 0, or -1 to use the default value."),
         (CreateTopicRequest("t", assignment=((1, 9),)), "INVALID_REPLICA_ASSIGNMENT: The manual partition assignment includes broker 9, but no such broker is registered."),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kjbod.common.kafka_uuid import DirectoryId
+from kjbod.common.kafka_uuid import DirectoryId, uuid_sort_key
 from kjbod.errors import ReplayError
 from kjbod.image import EMPTY_IMAGE, Delta, replay_all
 from kjbod.records import (
@@ -246,6 +246,22 @@ def test_cordoned_directories_not_reported_yet_stay_null_and_an_empty_report_sta
     assert reported.cluster.brokers[1].to_record(mv).cordoned_log_dirs == ()
     again = replay_all(EMPTY_IMAGE, [reported.cluster.brokers[1].to_record(mv)])
     assert again.cluster.brokers[1] == reported.cluster.brokers[1]
+
+
+def test_cordoned_directories_keep_the_order_the_broker_reported() -> None:
+    """Kafka's image keeps the heartbeat's list as sent (BrokerRegistration.cordonedDirectories is
+    a List; toRecord writes it back, 4.4.0 :345-348): kjbod no longer sorts it, through replay, the
+    image's records (export, kjbod's own snapshots) and replay again."""
+    mv = metadata_version_for_level(30)
+    high, low = sorted((D1, D2), key=uuid_sort_key, reverse=True)
+    image = replay_all(EMPTY_IMAGE, [
+        RegisterBrokerRecord(version=4, broker_id=1, incarnation_id=INC, broker_epoch=10, log_dirs=(D1, D2)),
+        BrokerRegistrationChangeRecord(version=3, broker_id=1, broker_epoch=10, cordoned_log_dirs=(high, low)),
+    ])
+    assert image.cluster.brokers[1].cordoned == (high, low)
+    written = image.cluster.brokers[1].to_record(mv)
+    assert written.cordoned_log_dirs == (high, low)
+    assert replay_all(EMPTY_IMAGE, [written]).cluster.brokers[1].cordoned == (high, low)
 
 
 def test_the_clock_never_goes_back() -> None:

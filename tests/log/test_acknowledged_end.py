@@ -148,9 +148,9 @@ def test_a_cut_acknowledged_commit_is_corruption_not_a_torn_tail(tmp_path: Path)
     last = last_batch_position(segment)
     for cut, reason in (
         (len(intact) - 3, rf"byte {last}\): an incomplete batch \({len(intact) - 3 - last} of {len(intact) - last} bytes\), "
-                          r"inside what was acknowledged \(commits up to offset 13, acknowledged-end.checkpoint\), "
+                          r"inside what was acknowledged \(commits up to offset 14, acknowledged-end.checkpoint\), "
                           "so not an interrupted write; "),
-        (last, rf"byte {last}\): the log ends there, but commits up to offset 13 were acknowledged "
+        (last, rf"byte {last}\): the log ends there, but commits up to offset 14 were acknowledged "
                r"\(acknowledged-end.checkpoint\); "),
     ):  # fmt: skip
         segment.write_bytes(intact[:cut])
@@ -190,7 +190,7 @@ def test_a_torn_write_beyond_the_acknowledged_end_is_still_recovered(tmp_path: P
     (path / ACKNOWLEDGED_FILE).write_bytes(checkpoint)
     notices: list[str] = []
     with ClusterState.open(path, write=True, notify=notices.append) as state:
-        assert state.image.next_offset == 14
+        assert state.image.next_offset == 15
     assert notices[0].startswith("Recovered the cluster state: removed an interrupted write left ")
     assert segment.read_bytes() == intact
     assert len(offline_directories(path)) == 1

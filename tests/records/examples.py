@@ -79,6 +79,9 @@ def examples() -> list[Record]:
         BrokerRegistrationChangeRecord(version=3, broker_id=1, broker_epoch=42, cordoned_log_dirs=(DIR_B,)),
         NoOpRecord(),
         KjbodBrokerLogDirsRecord(broker_id=1, log_dirs=(KjbodLogDir(directory_id=DIR_A, path="/mnt/d1", capacity_bytes=10**12),)),
+        KjbodBrokerLogDirsRecord(
+            version=1, broker_id=1, log_dirs=(KjbodLogDir(directory_id=DIR_A, path="/mnt/d1"),), cordoned_log_dirs="/mnt/d1",
+        ),
         KjbodPartitionSizeRecord(topic_id=TOPIC, partition_id=0, size_bytes=123456789),
         KjbodClockRecord(time_ms=1_500_000),
         KjbodReplicaLogRecord(topic_id=TOPIC, partition_id=0, broker_id=2, future=True, directory_id=DIR_B, size_bytes=1024, offset_lag=7),

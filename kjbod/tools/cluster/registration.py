@@ -10,6 +10,7 @@ from pathlib import Path
 from kjbod.common.kafka_uuid import Uuid, canonical
 from kjbod.common.kafka_release import KafkaRelease
 from kjbod.controller.cluster_control import BrokerRegistrationRequest
+from kjbod.controller.cordoned_dirs import check_static
 from kjbod.errors import UserError
 from kjbod.records import KjbodLogDir
 from kjbod.tools.cluster.requests import parse_directory_spec, parse_feature_range
@@ -42,6 +43,8 @@ class BrokerDirectories:
     notes: tuple[str, ...]
     # The cluster.id the directories carry (what the broker sends in its registration).
     cluster_id: str | None = None
+    # cordoned.log.dirs as server.properties writes it (KIP-1066), checked as the broker does at start-up.
+    cordoned_log_dirs: str | None = None
 
 
 def read_broker_directories(config: Path) -> BrokerDirectories:
@@ -56,6 +59,11 @@ def read_broker_directories(config: Path) -> BrokerDirectories:
 
     node = load_node_config(config)
     rack = node.broker_rack
+    if node.cordoned_log_dirs is not None:
+        try:
+            check_static(node.cordoned_log_dirs, node.log_dirs)
+        except UserError as exc:
+            raise UserError(f"{exc} (in {config})") from None
     found: list[tuple[str, str]] = []
     notes: list[str] = []
     cluster_id: str | None = None
@@ -79,7 +87,7 @@ def read_broker_directories(config: Path) -> BrokerDirectories:
                 )
             cluster_id = loaded.meta.cluster_id
         found.append((path, loaded.meta.directory_id))
-    return BrokerDirectories(node.node_id, rack, tuple(found), tuple(notes), cluster_id)
+    return BrokerDirectories(node.node_id, rack, tuple(found), tuple(notes), cluster_id, node.cordoned_log_dirs)
 
 
 def registration_request(
@@ -99,9 +107,11 @@ def registration_request(
     Without `supported_features` the broker supports what a broker of `release` does."""
     notes: list[str] = []
     cluster_id = None
+    cordoned: str | None = None
     if config is not None:
         found = read_broker_directories(config)
         cluster_id = found.cluster_id
+        cordoned = found.cordoned_log_dirs
         broker_id = found.node_id
         rack = rack if rack is not None else found.rack
         specs = list(found.directories)
@@ -122,6 +132,7 @@ def registration_request(
         supported_features=_features(supported_features, release),
         cluster_id=cluster_id,
         clean_shutdown=clean_shutdown,
+        cordoned_log_dirs=cordoned,
     )
     return request, notes
 

@@ -295,3 +295,17 @@ def describe_from_image(image: Image, broker_list: str | None = None, topic_list
         log_dirs.sort(key=lambda d: d.path)
         brokers.append(BrokerEntry(broker_id, log_dirs))
     return LogDirsReport(brokers)
+
+
+def cordoned_notes(image: Image, broker_ids: Iterable[int]) -> list[str]:
+    """What kafka-log-dirs does not print (DescribeLogDirs' IsCordoned reaches the Admin API only,
+    LogDirsCommand 4.3.1/4.4.0 tools LogDirsCommand.java:76-144): the cordoned directories of the
+    brokers shown, for stderr."""
+    notes = []
+    for broker_id in broker_ids:
+        registration = image.cluster.brokers.get(broker_id)
+        if registration is None or not registration.cordoned:
+            continue
+        labels = ", ".join(image.cluster.directory_label(broker_id, d) for d in registration.cordoned)
+        notes.append(f"Broker {broker_id}: cordoned (no new replicas; kafka-log-dirs does not show it): {labels}")
+    return notes

@@ -34,6 +34,7 @@ from kjbod.common.java import (
     tp_hash,
     tp_key,
     tp_text,
+    tpr_hash,
 )
 from kjbod.common.kafka_uuid import DirectoryId
 from kjbod.controller import Controller, ControllerResult
@@ -45,6 +46,7 @@ from kjbod.controller.reassignment_control import (
     OngoingReassignment,
     ReassignmentTarget,
     ReplicaDirMove,
+    ReplicaDirResult,
     exception_message,
 )
 from kjbod.common.kafka_configs import (
@@ -97,6 +99,28 @@ class ToolReport:
 def live_brokers(image: Image) -> list[int]:
     """describeCluster().nodes(): the unfenced brokers, in the cluster's order (ascending id)."""
     return [b for b in sorted(image.cluster.brokers) if not image.cluster.brokers[b].fenced]
+
+
+def current_replica_log_dirs(image: Image, assignment: Mapping[TopicPartition, Sequence[int]]) -> dict[Replica, str]:
+    """getReplicaToLogDir (4.3.1 tools ReassignPartitionsCommand.java:1553-1571, printed by
+    --generate and --execute since Kafka 4.1): the directory each replica's log is in, as its
+    broker answers DescribeReplicaLogDirs; a replica on a broker that is not alive (an empty Node)
+    or in no known online directory stays "any"."""
+    found: dict[Replica, str] = {}
+    for (topic, partition_id), replicas in assignment.items():
+        registration = image.topics.by_name.get(topic)
+        partition = registration.partitions.get(partition_id) if registration else None
+        if partition is None:
+            continue
+        for broker_id in replicas:
+            broker = image.cluster.brokers.get(broker_id)
+            if broker is None or broker.fenced or broker_id not in partition.replicas:
+                continue
+            directory = partition.directory(broker_id)
+            path = image.cluster.path_of(broker_id, directory) if broker.has_online_dir(directory) else None
+            if path is not None:
+                found[(topic, partition_id, broker_id)] = path
+    return found
 
 
 def _unknown_topic(topic: str) -> UserError:
@@ -199,9 +223,10 @@ def generate(
     if seed is None:
         seed = int.from_bytes(os.urandom(8), "big", signed=True)
     proposed = calculate_assignment(current, usable, JavaRandom(seed), fixed_start_index)
-    current_json, proposed_json = format_reassignment_json(current), format_reassignment_json(proposed)
+    current_dirs = current_replica_log_dirs(image, current)
+    current_json, proposed_json = format_reassignment_json(current, current_dirs), format_reassignment_json(proposed)
     lines = ("Current partition replica assignment", current_json, "", "Proposed partition reassignment configuration", proposed_json)
-    data = {"current": reassignment_document(current), "proposed": reassignment_document(proposed), "seed": seed}
+    data = {"current": reassignment_document(current, current_dirs), "proposed": reassignment_document(proposed), "seed": seed}
     return ToolReport(lines, data)
 
 
@@ -349,10 +374,11 @@ def execute(
     directories = _resolve_dirs(image, plan.replica_dirs)
 
     rollback = {tp: current[tp] for tp in proposed}
+    rollback_dirs = current_replica_log_dirs(image, rollback)
     lines = [
         "Current partition replica assignment",
         "",
-        format_reassignment_json(rollback),
+        format_reassignment_json(rollback, rollback_dirs),
         "",
         "Save this to use as the --reassignment-json-file option during rollback",
     ]
@@ -375,7 +401,7 @@ def execute(
     records += altered.records
     failed = sorted((r for r in altered.response if not r.succeeded), key=lambda r: tp_key((r.topic, r.partition)))
     data: dict[str, Any] = {
-        "currentAssignment": reassignment_document(rollback),
+        "currentAssignment": reassignment_document(rollback, rollback_dirs),
         "interBrokerThrottle": throttle if throttle >= 0 else None,
         "replicaAlterLogDirsThrottle": log_dir_throttle if log_dir_throttle >= 0 else None,
         "errors": [
@@ -402,17 +428,53 @@ def execute(
         after = replay_all(image, records)
         moves = [ReplicaDirMove(r[0], r[1], r[2], directories[r]) for r in directories]
         moved = Controller(after).reassignment.alter_replica_log_dirs(moves)
+        refused = [r for r in moved.response if r.error.error is Errors.INVALID_REPLICA_ASSIGNMENT]
         for result in moved.response:
-            if not result.succeeded:
+            if not result.succeeded and result not in refused:
                 m = result.move
                 raise kafka_error(f"Failed to alter dir for {m.topic}-{m.partition}-{m.broker}: {exception_message(result.error)}")
         records += moved.records
+        if refused:
+            return ControllerResult.atomic_of(records, _cordoned_refusal(lines, data, refused))
         for result in moved.response:
             m = result.move
             path = plan.replica_dirs[(m.topic, m.partition, m.broker)]
             lines.append(_moved_line(path, (m.topic, m.partition, m.broker)))
             data["logDirMoves"].append({"topic": m.topic, "partition": m.partition, "broker": m.broker, "logDir": path, "action": result.action})
     return ControllerResult.atomic_of(records, ToolReport(tuple(lines), data))
+
+
+def _admin_result_order(replicas: Sequence[Replica]) -> list[Replica]:
+    """The order kafka-reassign-partitions reads AlterReplicaLogDirsResult.values(): a HashMap
+    built with `new HashMap<>(n)`, then copied (`new HashMap<>(futures)`, Java 17's pre-sizing)
+    (4.3.1 clients KafkaAdminClient.java:2930-2935, 2996)."""
+    count = len(replicas)
+    futures = hashmap_order(replicas, tpr_hash, capacity=1 << max(count - 1, 0).bit_length())
+    return hashmap_order(futures, tpr_hash, capacity=1 << (int(count / 0.75 + 1) - 1).bit_length())
+
+
+def _cordoned_refusal(lines: list[str], data: dict[str, Any], refused: Sequence[ReplicaDirResult]) -> ToolReport:
+    """A log_dirs entry naming a cordoned directory: the broker refuses the move
+    (ReplicaManager.alterReplicaLogDirs, 4.3.1 kafka/server/ReplicaManager.scala:1136-1137, both
+    releases) after the reassignment started, and the tool fails at the first such replica it
+    reads: `Error: Failed to alter dir for <topic>-<p>-<broker>` (an AdminCommandFailedException,
+    ReassignPartitionsCommand 4.3.1 :1524-1543; verified on a live 4.4.0). As in Kafka, the
+    reassignment and the broker's other moves stand."""
+    by_replica = {(r.move.topic, r.move.partition, r.move.broker): r for r in refused}
+    first = _admin_result_order(list(by_replica))[0]
+    data["logDirErrors"] = [
+        {"topic": t, "partition": p, "broker": b, "error": r.error.error.name, "message": r.error.message}
+        for (t, p, b), r in sorted(by_replica.items(), key=lambda item: _replica_key(item[0]))
+    ]
+    explanation = "; ".join(
+        f"{t}-{p}-{b}: {r.error.message}" for (t, p, b), r in sorted(by_replica.items(), key=lambda item: _replica_key(item[0]))
+    )
+    error = (
+        f"Error: Failed to alter dir for {first[0]}-{first[1]}-{first[2]}\n"
+        f"(kjbod) the broker refused to move a replica into a cordoned directory ({explanation}); the reassignment started "
+        "as in Kafka and the broker's other directory moves stand: name another directory (or \"any\") for these replicas"
+    )
+    return ToolReport(tuple(lines), data, error)
 
 
 # verify (§1.8) -------------------------------------------------------------------------------------------
