@@ -30,8 +30,7 @@ from kjbod.common.versions import KRAFT_VERSION
 from kjbod.errors import UserError
 from kjbod.image import Image
 from kjbod.image.elr import elr_enabled
-from kjbod.image.quorum import uuid_hash
-from kjbod.records import FeatureLevelRecord, PartitionRecord, RegisterBrokerRecord
+from kjbod.records import FeatureLevelRecord, PartitionRecord
 from kjbod.records.codec import RecordRun
 from kjbod.common.java import hashmap_capacity, hashmap_order
 from kjbod.records.wire import CONTROL_MODELS, MODELLED_RECORDS, encode_record, encode_run
@@ -79,21 +78,6 @@ def _without_elr(run: RecordRun) -> RecordRun:
     return RecordRun(run.record_type, run.version, run.count, columns)
 
 
-def _cordoned_in_brokers_order(record: RegisterBrokerRecord) -> RegisterBrokerRecord:
-    """A registration's cordoned directories in the order the broker sent them, which Kafka keeps
-    (the heartbeat's list is `List.copyOf` a `HashSet<Uuid>` collected from cordoned.log.dirs:
-    BrokerLifecycleManager, 4.4.0 server/BrokerLifecycleManager.java:573-574, 654-656, and
-    DynamicBrokerConfig.scala:617-620 in 4.3.1; the controller stores and writes the list as it
-    came, metadata/BrokerRegistration.java:345-346). The image keeps the directories as a set;
-    within a hash bucket the broker's insertion order (its config's) is not known, and the
-    registration's directory order stands for it."""
-    if not record.cordoned_log_dirs or len(record.cordoned_log_dirs) < 2:
-        return record
-    by_registration = [d for d in record.log_dirs if d in record.cordoned_log_dirs]
-    by_registration += [d for d in record.cordoned_log_dirs if d not in by_registration]
-    return record.model_copy(update={"cordoned_log_dirs": tuple(hashmap_order(by_registration, uuid_hash))})
-
-
 def _values(image: Image, result: KafkaExport) -> Iterator[bytes]:
     """The framed values of the image's Kafka records, in MetadataImage.write's order. A
     partition's ELR and last known ELR are written only while ELR is enabled
@@ -121,8 +105,6 @@ def _values(image: Image, result: KafkaExport) -> Iterator[bytes]:
         elif isinstance(entry, FeatureLevelRecord) and entry.name == KRAFT_VERSION:
             continue  # a control record in Kafka's snapshots (KRaftVersionRecord)
         else:
-            if isinstance(entry, RegisterBrokerRecord):
-                entry = _cordoned_in_brokers_order(entry)
             result.records[name] += 1
             yield encode_record(entry)
 

@@ -120,10 +120,11 @@ LIVE_CORDONED = ("N0GqkmxJmhCmzO3PpcI0ug", "6B2d-cgrUeUiLbX00Ew0ug", "GD1rDogemY
 
 def test_cordoned_directories_are_exported_in_the_order_the_broker_sent_them(tmp_path: Path) -> None:
     """Kafka keeps a registration's cordoned directories as the broker's heartbeat listed them
-    (List.copyOf a HashSet<Uuid>); kjbod's image keeps a set, sorted by id when written."""
+    (List.copyOf a HashSet<Uuid>), not sorted: a live broker's list comes back out of kjbod's
+    export as Kafka's snapshot holds it."""
     register = RegisterBrokerRecord(
         version=4, broker_id=1, incarnation_id=DIR_A, broker_epoch=5, fenced=False, log_dirs=tuple(sorted(LIVE_CORDONED)),
-        cordoned_log_dirs=tuple(sorted(LIVE_CORDONED)),
+        cordoned_log_dirs=LIVE_CORDONED,
         end_points=(BrokerEndpoint(name="PLAINTEXT", host="b1", port=9092, security_protocol=0),),
     )
     image = replay_all(EMPTY_IMAGE, [FeatureLevelRecord(name="metadata.version", feature_level=30), register])
