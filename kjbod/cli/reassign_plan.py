@@ -117,8 +117,10 @@ def plan(
     Hard rules are never broken: replication factors stay; no replica lands on a fenced or
     unregistered broker, an offline or cordoned directory, or past a directory's capacity
     threshold; the rack rule holds wherever it can (partitions where it cannot are listed);
-    leaders stay unless the goal moves them. Only partitions that change are written, in
-    Kafka's reassignment JSON, ready for `reassign check` and `reassign execute`.
+    leaders stay unless the goal moves them; a partition keeping a replica on a fenced or
+    unregistered broker is left as it is (Kafka's tool refuses a plan that names one). Only
+    partitions that change are written, in Kafka's reassignment JSON, ready for `reassign
+    check` and `reassign execute`.
 
     Example: kjbod reassign plan --goal balance --output-file plan.json --explain why.jsonl
     """

@@ -135,6 +135,7 @@ class _Setup:
     offline: np.ndarray
     broker_has_offline_dir: np.ndarray
     left_alone: int  # partitions with an offline replica the plan does not touch
+    held: int = 0  # partitions keeping a replica on a fenced or unregistered broker: not in the plan
 
 
 def _setup(t: ClusterTables, request: PlanRequest) -> _Setup:
@@ -184,6 +185,13 @@ def _setup(t: ClusterTables, request: PlanRequest) -> _Setup:
     if goal in (Goal.BALANCE, Goal.FIX_OFFLINE):
         forced |= dead
     forced &= ~rep_excluded  # excluded topics and brokers never move, whatever else holds
+    # kafka-reassign-partitions refuses a whole plan that names a broker the cluster does not list
+    # as live, fenced or unregistered ("Unknown broker id", ReassignPartitionsCommand.verifyBrokerIds
+    # over describeCluster, 4.4.0 :786-789, :923-928): a partition keeping a replica on one stays
+    # out of the plan, as an excluded one (its other replicas do not move either).
+    held = t.partitions_with(~t.broker_active[t.rep_broker] & ~forced)
+    rep_excluded = rep_excluded | held[t.rep_part]
+    forced &= ~rep_excluded
     # Leaders stay where they are unless the goal is to balance (leaders are part of the load
     # then; the shed kernel still prefers followers) or their broker or directory goes away.
     movable = ~rep_excluded & ~t.rep_is_leader
@@ -201,7 +209,7 @@ def _setup(t: ClusterTables, request: PlanRequest) -> _Setup:
     racks_available = len(np.unique(t.broker_rack[usable]))
     return _Setup(
         receivable, draining, open_dirs, movable | forced, forced, forced_intra_ok, rep_excluded, tiebreak, racks_available,
-        offline, broker_has_offline_dir, left_alone,
+        offline, broker_has_offline_dir, left_alone, int(np.count_nonzero(held)),
     )
 
 
@@ -397,14 +405,21 @@ def plan(t: ClusterTables, request: PlanRequest, engine: Engine, progress: Calla
         progress("Evening out preferred leaders")
         leader_notes, touched = _balance_leaders(t, result, setup)
     finish_directories()
+    put_back = _leave_partitions_on_inactive_brokers(t, result)
     if touched is not None:
         changed = t.partitions_with(result.inter_moved | result.intra_moved)
-        result.leaders_reordered_only = int(np.count_nonzero(touched & ~changed))
+        result.leaders_reordered_only = int(np.count_nonzero(touched & ~changed & ~put_back))
     result.notes.extend(leader_notes)
     if setup.left_alone and goal is not Goal.FIX_OFFLINE:
         result.notes.append(
             f"{setup.left_alone} partition(s) with a replica in an offline log directory are left as they are "
             "(--goal fix-offline moves those replicas to other brokers)"
+        )
+    held = setup.held + int(np.count_nonzero(put_back))
+    if held:
+        result.notes.append(
+            f"{held} partition(s) keeping a replica on a fenced or unregistered broker are left as they are "
+            "(kafka-reassign-partitions refuses a plan that names such a broker; --goal fix-offline moves those replicas)"
         )
     _explain_rack_violations(t, request, setup, result)
     result.budget_exhausted = budget.exhausted
@@ -711,6 +726,19 @@ def _phase_brokers(
             f"{short} partition(s) must move more in-sync replicas at once than min.insync.replicas allows "
             "(replicas that have to leave); run those moves in two batches (`reassign check` lists them)"
         )
+
+
+def _leave_partitions_on_inactive_brokers(t: ClusterTables, result: Plan) -> np.ndarray:
+    """A partition the plan changes that still ends with a replica on a fenced or unregistered
+    broker (one the goal wanted gone found no other broker) is put back as it was: Kafka's tool
+    would refuse the whole plan for it (see _setup). Returns the partitions put back."""
+    ends_inactive = t.partitions_with(~t.broker_active[result.new_broker])
+    put_back = ends_inactive & t.partitions_with(result.inter_moved | result.intra_moved | (result.new_pos != t.rep_pos))
+    undo = put_back[t.rep_part]
+    result.new_broker[undo] = t.rep_broker[undo]
+    result.new_dir[undo] = t.rep_dir[undo]
+    result.new_pos[undo] = t.rep_pos[undo]
+    return put_back
 
 
 def _keep_partitions_holding_offline_replicas(t: ClusterTables, setup: _Setup, placement: _Placement) -> None:

@@ -69,7 +69,7 @@ OBSTACLES = {
     "rack-rule": "the rack rule: every replica it could take has a replica of its partition in its rack already",
     "full-directories": "its directories have no room under the capacity threshold",
     "cannot-receive": "it may not receive replicas (excluded, fenced, removed, or no open directory)",
-    "nothing-movable": "nothing on it may move (excluded topics, leaders the goal keeps, partitions with an offline replica)",
+    "nothing-movable": "nothing on it may move (excluded topics, leaders the goal keeps, partitions with an offline replica or a replica on a fenced broker)",
     "min-insync": "each replica that could still move would leave its partition short of min.insync.replicas while it moves",
     "no-allowed-replica": "no replica the rules allow (rack rule, room, min.insync.replicas) evens it out without pushing another broker out of its band",
     "excluded-broker": "the broker is excluded (--exclude-brokers): nothing on it moves",

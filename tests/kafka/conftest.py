@@ -49,17 +49,27 @@ def _kafka_prerequisites(kafka_prerequisites: None) -> None:
     """Every test here needs them (the skip or failure is decided once per session)."""
 
 
+@contextmanager
+def kjbod_speaks(version: str) -> Iterator[str]:
+    """kjbod mirrors this Kafka release meanwhile (KJBOD_KAFKA_VERSION, as an operator of that
+    release sets it); the variable is as it was afterwards."""
+    before = os.environ.get("KJBOD_KAFKA_VERSION")
+    os.environ["KJBOD_KAFKA_VERSION"] = version
+    try:
+        yield version
+    finally:
+        if before is None:
+            os.environ.pop("KJBOD_KAFKA_VERSION", None)
+        else:
+            os.environ["KJBOD_KAFKA_VERSION"] = before
+
+
 @pytest.fixture(scope="session", params=KAFKA_VERSIONS)
 def kafka_version(request: pytest.FixtureRequest) -> Iterator[str]:
-    """The release under test; kjbod speaks it meanwhile (KJBOD_KAFKA_VERSION, as an operator of
-    that release sets it), so every kjbod run of these tests mirrors the Kafka it is compared with."""
-    before = os.environ.get("KJBOD_KAFKA_VERSION")
-    os.environ["KJBOD_KAFKA_VERSION"] = request.param
-    yield request.param
-    if before is None:
-        os.environ.pop("KJBOD_KAFKA_VERSION", None)
-    else:
-        os.environ["KJBOD_KAFKA_VERSION"] = before
+    """The release under test; kjbod speaks it meanwhile, so every kjbod run of these tests
+    mirrors the Kafka it is compared with."""
+    with kjbod_speaks(request.param):
+        yield request.param
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001 - pytest's hook

@@ -39,7 +39,7 @@ from typing import Any
 import pytest
 
 from tests.kafka import interruptions
-from tests.kafka.conftest import KjbodResult, kjbod
+from tests.kafka.conftest import KjbodResult, kjbod, kjbod_speaks
 from tests.kafka.moving import (
     SCENE_TOPICS,
     SCENE_VERSION,
@@ -128,13 +128,8 @@ def _steps(scene: Scene) -> list[Step]:
 def _kjbod_speaks_the_scene_release() -> Any:
     """kjbod mirrors the scene's Kafka (KJBOD_KAFKA_VERSION, as its operator sets it), whichever
     release the other modules' session fixture left set."""
-    before = os.environ.get("KJBOD_KAFKA_VERSION")
-    os.environ["KJBOD_KAFKA_VERSION"] = SCENE_VERSION
-    yield
-    if before is None:
-        os.environ.pop("KJBOD_KAFKA_VERSION", None)
-    else:
-        os.environ["KJBOD_KAFKA_VERSION"] = before
+    with kjbod_speaks(SCENE_VERSION):
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -92,6 +92,11 @@ def hard_rule_violations(t: ClusterTables, plan: Plan) -> list[str]:
                         problems.append(f"{name}: target directory is not on the target broker")
                     if not t.dir_online[d] or t.dir_cordoned[d] or d in draining:
                         problems.append(f"{name}: replica placed in a directory that may not receive ({t.dir_labels[d]})")
+        # kafka-reassign-partitions refuses a plan naming a broker that is not live ("Unknown broker id").
+        changed = any(int(plan.new_broker[r]) != int(t.rep_broker[r]) or plan.new_pos[r] != t.rep_pos[r]
+                      or (t.rep_dir[r] >= 0 and plan.new_dir[r] >= 0 and plan.new_dir[r] != t.rep_dir[r]) for r in rows)
+        if changed and not all(t.broker_active[int(plan.new_broker[r])] for r in rows):
+            problems.append(f"{name}: planned although a replica stays on a fenced or unregistered broker")
         isr = sum(1 for r in rows if t.rep_in_sync[r])
         if in_sync_leaving > max(isr - int(t.part_min_isr[p]), 0) and not forced_leaving:
             problems.append(f"{name}: {in_sync_leaving} in-sync replicas leave at once (min.insync.replicas {t.part_min_isr[p]})")

@@ -11,6 +11,7 @@ from kjbod.controller.reassignment_control import ReassignmentTarget, ReplicaDir
 from kjbod.controller.replication_control import HeartbeatRequest
 from kjbod.errors import UserError
 from kjbod.image import Image, replay_all
+from kjbod.records import BrokerRegistrationChangeRecord
 from kjbod.planner.core import BYTE_TOLERANCE, Goal, Plan, PlanRequest, RackMode, cancel_swaps, plan
 from kjbod.planner.engine import LocalEngine
 from kjbod.planner.report import report
@@ -88,6 +89,27 @@ def test_drain_dirs_keeps_replicas_on_their_broker_when_it_has_room() -> None:
     assert (row.state, row.replicas_after, row.bytes_after) == ("draining", 0, 0)
     assert row.replicas_before == int(on_drained.sum())
     assert sum(figures.usage_histogram_after) == int(t.dir_online.sum()) - 1
+
+
+def test_a_partition_keeping_a_replica_on_a_fenced_broker_stays_out_of_the_plan() -> None:
+    """kafka-reassign-partitions refuses a whole plan that names a fenced broker ("Unknown broker
+    id"): drain-dirs leaves such a partition where it is, its replica in the drained directory
+    too, and says so; the other replicas of the directory leave it."""
+    image = skewed_cluster(brokers=6, racks=3, dirs=3, crowded=6, topics=4, partitions=12, capacity=2000 * GB)
+    fenced = 4
+    image = replay_all(image, [BrokerRegistrationChangeRecord(broker_id=fenced, broker_epoch=image.cluster.brokers[fenced].epoch, fenced=1)])
+    t = build_tables(image)
+    drained = int(np.flatnonzero(t.dir_broker == t.broker_index[1])[0])
+    _, result = run(image, PlanRequest(Goal.DRAIN_DIRS, dirs=((1, t.dir_labels[drained]),)))
+    on_drained = t.rep_dir == drained
+    with_fenced = t.partitions_with(t.rep_broker == t.broker_index[fenced])[t.rep_part]
+    assert (on_drained & with_fenced).any() and (on_drained & ~with_fenced).any()
+    assert (result.new_dir[on_drained & ~with_fenced] != drained).all()
+    kept = with_fenced
+    assert np.array_equal(result.new_broker[kept], t.rep_broker[kept]) and np.array_equal(result.new_dir[kept], t.rep_dir[kept])
+    assert np.array_equal(result.new_pos[kept], t.rep_pos[kept])
+    held = int(np.count_nonzero(t.partitions_with(t.rep_broker == t.broker_index[fenced])))
+    assert f"{held} partition(s) keeping a replica on a fenced or unregistered broker are left as they are" in " ".join(result.notes)
 
 
 def test_drain_dirs_moves_to_other_brokers_when_the_broker_is_full() -> None:

@@ -113,6 +113,27 @@ def test_kraft_version_goes_into_the_kraft_version_control_record(tmp_path: Path
     assert snapshot.kraft_version == 1 and "kraft.version" not in str([r.decode().data() for r in snapshot.data_records()])
 
 
+# A live Kafka 4.4.0 broker's three directories, all cordoned (cordoned.log.dirs=d1,d2,d3), and the
+# order its controller's snapshot lists them in: the broker's HashSet<Uuid> (buckets 1, 5, 13).
+LIVE_CORDONED = ("N0GqkmxJmhCmzO3PpcI0ug", "6B2d-cgrUeUiLbX00Ew0ug", "GD1rDogemYWyJkSUgmB-Bw")
+
+
+def test_cordoned_directories_are_exported_in_the_order_the_broker_sent_them(tmp_path: Path) -> None:
+    """Kafka keeps a registration's cordoned directories as the broker's heartbeat listed them
+    (List.copyOf a HashSet<Uuid>), not sorted: a live broker's list comes back out of kjbod's
+    export as Kafka's snapshot holds it."""
+    register = RegisterBrokerRecord(
+        version=4, broker_id=1, incarnation_id=DIR_A, broker_epoch=5, fenced=False, log_dirs=tuple(sorted(LIVE_CORDONED)),
+        cordoned_log_dirs=LIVE_CORDONED,
+        end_points=(BrokerEndpoint(name="PLAINTEXT", host="b1", port=9092, security_protocol=0),),
+    )
+    image = replay_all(EMPTY_IMAGE, [FeatureLevelRecord(name="metadata.version", feature_level=30), register])
+    path = export_kafka_snapshot(image, tmp_path / "s.checkpoint", timestamp_ms=T).path
+    (written,) = [r.decode() for r in read_kraft_snapshot(path).data_records() if r.decode().name == "RegisterBrokerRecord"]
+    assert tuple(written.data()["cordonedLogDirs"]) == LIVE_CORDONED
+    assert reimported(path).cluster.brokers[1].cordoned_directories == frozenset(LIVE_CORDONED)
+
+
 def test_an_existing_file_is_never_replaced(tmp_path: Path) -> None:
     target = tmp_path / "s.checkpoint"
     target.write_bytes(b"mine")
