@@ -6,7 +6,8 @@ a refusal as the exception Kafka's tool prints (`org.apache.kafka.common.errors.
 stderr, then kjbod's note on what to do. kjbod has no bootstrap servers, so Kafka's
 --bootstrap-server, --bootstrap-controller and --command-config (for the admin client) are gone;
 add-controller's --config is the new controller's server.properties (Kafka reads it from
---command-config).
+--command-config). unregister-controller is kafka-cluster's (KIP-1312, 4.4), here because it
+completes remove-controller --unregister.
 """
 
 from __future__ import annotations
