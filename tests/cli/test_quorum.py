@@ -326,3 +326,21 @@ def test_at_4_3_remove_controller_has_two_spaces_and_no_unregister(cli: Cli, tmp
         assert (refused.exit_code, refused.stdout) == (2, "")
         assert "needs Kafka 4.4 (KIP-1312)" in refused.stderr
     assert 3 in read_image(state).cluster.controllers
+
+
+def test_unregister_with_a_removal_kafka_cannot_make(cli: Cli, tmp_path: Path) -> None:
+    """With --unregister, an UnsupportedVersionException of the removal gets Kafka's own message
+    (4.4.0 MetadataQuorumCommand.java:529-540), then kjbod's note; nothing is written."""
+    state = tmp_path / "static"
+    voters = "1@controller-1:9093,2@controller-2:9093,3@controller-3:9093"
+    for i in (1, 2, 3):
+        assert cli("format", "-c", str(controller_config(tmp_path, i, **{"controller.quorum.voters": voters})), "-t", CLUSTER_ID, state=state).exit_code == 0
+    before = read_image(state).offset
+    result = cli("quorum", "remove-controller", "-i", "3", "-d", "pF8N-Wl7SQ6r3M9Su_wzdw", "--unregister", state=state)
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr.splitlines() == [
+        "Failed to remove KRaft voter 3: Cluster doesn't support removing voter because the kraft.version feature is 0. "
+        "To unregister the controller from the cluster, run `kafka-cluster.sh unregister-controller --id 3`.",
+        "Enable KIP-853 reconfiguration first: kjbod features upgrade --feature kraft.version=1",
+    ]
+    assert read_image(state).offset == before
