@@ -3,7 +3,8 @@ controller so the cluster writes nothing and the scene the other tests read is u
 `reassign execute --disallow-replication-factor-change` (KIP-860, since 4.1) against
 kafka-reassign-partitions, and `quorum unregister-controller` (KIP-1312, 4.4) against
 kafka-cluster unregister-controller on the live cluster's metadata.version (4.3-IV0, below the
-4.4-IV2 it needs). One Kafka tool run each per release (a few seconds of JVM start).
+4.4-IV2 it needs). One Kafka tool run each per release (a few seconds of JVM start). And
+kafka-metadata-quorum's text for a missing --command-config, which 4.4.0 changed (no cluster).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from kjbod.state.cluster_state import read_image
 from tests.kafka.conftest import Live, kjbod
+from tests.kafka.runtime import run_tool
 
 
 def test_disallowing_a_replication_factor_change_refuses_as_kafka_does(live: Live, tmp_path: Path) -> None:
@@ -56,3 +58,13 @@ def test_unregister_controller_below_4_4_iv2_as_kafka_cluster_says(live: Live, t
     assert (kafka.exit_code, kafka.lines) == (0, ["The target cluster does not support the controller unregistration API."])
     assert (ours.exit_code, ours.lines) == (0, kafka.lines)
     assert read_image(state).offset == read_image(live.state).offset
+
+
+def test_a_missing_controller_config_as_kafka_metadata_quorum_says(kafka_version: str, tmp_path: Path) -> None:
+    # getProperties: 4.3.1 `... does not exists!` (:171), 4.4.0 `... does not exist.` (:174); read
+    # before any connection, so no cluster is needed.
+    missing = tmp_path / "controller.properties"
+    kafka = run_tool(kafka_version, "kafka-metadata-quorum", "--bootstrap-controller", "127.0.0.1:1", "--command-config", missing, "add-controller")
+    ours = kjbod("quorum", "add-controller", "--config", missing, state=tmp_path / "state")
+    assert (kafka.exit_code, kafka.stdout) == (ours.exit_code, ours.stdout) == (1, "")
+    assert ours.stderr == kafka.stderr == f"Properties file {missing} {'does not exists!' if kafka_version.startswith('4.3') else 'does not exist.'}\n"
