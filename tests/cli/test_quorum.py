@@ -84,7 +84,7 @@ def test_grow_to_three_then_replace_a_failed_controller(cli: Cli, tmp_path: Path
     assert cli("quorum", "start-controller", "--config", str(c2), state=state).exit_code == 0
     lagging = cli("quorum", "add-controller", "--config", str(c2), state=state)
     assert lagging.stderr.splitlines()[0] == (
-        f"org.apache.kafka.common.errors.TimeoutException: Aborted add voter operation for ReplicaKey(id=2, directoryId=Optional[{dir2}]) "
+        f"org.apache.kafka.common.errors.TimeoutException: Aborted add voter operation for ReplicaKey(id=2, directoryId={dir2}) "
         "since it is lagging behind"
     )
     advanced = cli("clock", "advance", "1s", state=state)
@@ -269,7 +269,7 @@ def test_remove_controller_unregister_at_4_4(cli: Cli, tmp_path: Path, standalon
     # (The voter set prints in Java's HashSet order, which depends on the random directory ids.)
     first = gone.stderr.splitlines()[0]
     assert first.startswith(
-        f"Failed to remove KRaft voter 3: Cannot remove voter ReplicaKey(id=3, directoryId=Optional[{dir3}]) from the set of voters [ReplicaKey("
+        f"Failed to remove KRaft voter 3: Cannot remove voter ReplicaKey(id=3, directoryId={dir3}) from the set of voters [ReplicaKey("
     )
     assert first.endswith(")]. To unregister the controller from the cluster, run `kafka-cluster.sh unregister-controller --id 3`.")
     # The leader removing itself still leads: the removal stands, the unregistration is refused (:547-551, note the `..`).
