@@ -68,3 +68,24 @@ def test_a_missing_controller_config_as_kafka_metadata_quorum_says(kafka_version
     ours = kjbod("quorum", "add-controller", "--config", missing, state=tmp_path / "state")
     assert (kafka.exit_code, kafka.stdout) == (ours.exit_code, ours.stdout) == (1, "")
     assert ours.stderr == kafka.stderr == f"Properties file {missing} {'does not exists!' if kafka_version.startswith('4.3') else 'does not exist.'}\n"
+
+
+def test_remove_controller_unregister_of_a_non_voter_as_kafka_says(live: Live, tmp_path: Path) -> None:
+    # The live controller is the one voter of a dynamic quorum: removing voter 99 is refused
+    # (VoterNotFoundException), which --unregister turns into Kafka's own message (4.4.0
+    # MetadataQuorumCommand.java:529-540); the voter set is printed in Java's HashSet order.
+    state = tmp_path / "state"
+    shutil.copytree(live.state, state)
+    directory = "pF8N-Wl7SQ6r3M9Su_wzdw"
+    args = ("remove-controller", "--controller-id", "99", "--controller-directory-id", directory, "--unregister")
+    kafka = live.cluster.tool("kafka-metadata-quorum", "--bootstrap-controller", live.cluster.bootstrap_controller, *args)
+    ours = kjbod("quorum", *args, state=state)
+    if live.version.startswith("4.3"):
+        # 4.3.1's remove-controller has no --unregister; kjbod speaking 4.3 refuses it as a usage error.
+        assert kafka.exit_code == 1 and "--unregister" in kafka.stderr
+        assert ours.exit_code == 2 and "needs Kafka 4.4 (KIP-1312)" in ours.stderr
+        return
+    assert (kafka.exit_code, kafka.stdout) == (ours.exit_code, ours.stdout) == (1, "")
+    assert kafka.stderr.splitlines()[0].startswith(f"Failed to remove KRaft voter 99: Cannot remove voter ReplicaKey(id=99, directoryId={directory})")
+    assert ours.stderr.splitlines()[0] == kafka.stderr.splitlines()[0]
+    assert read_image(state).offset == read_image(live.state).offset
