@@ -6,7 +6,8 @@ a refusal as the exception Kafka's tool prints (`org.apache.kafka.common.errors.
 stderr, then kjbod's note on what to do. kjbod has no bootstrap servers, so Kafka's
 --bootstrap-server, --bootstrap-controller and --command-config (for the admin client) are gone;
 add-controller's --config is the new controller's server.properties (Kafka reads it from
---command-config).
+--command-config). unregister-controller is kafka-cluster's (KIP-1312, 4.4), here because it
+completes remove-controller --unregister.
 """
 
 from __future__ import annotations
@@ -95,19 +96,69 @@ def remove_controller(
         str, typer.Option("--controller-directory-id", "-d", metavar="DIR_ID", help="The directory ID of the controller to remove.")
     ],
     dry_run: DryRunOption = False,
+    unregister: Annotated[
+        bool,
+        typer.Option(
+            "--unregister",
+            help="If set, also unregister the controller after successfully removing it from the voter set "
+            "(Kafka 4.4, KIP-1312; needs metadata.version 4.4-IV2).",
+        ),
+    ] = False,
 ) -> None:
     """Remove a controller from the voter set (kafka-metadata-quorum remove-controller).
 
-    A leader that removes itself keeps leading until the change commits, then resigns.
+    A leader that removes itself keeps leading until the change commits, then resigns. With
+    --unregister its registration goes too (UnregisterControllerRecord); a refused unregistration
+    leaves the removal made, as Kafka's tool does.
 
-    Example: kjbod quorum remove-controller --controller-id 3 --controller-directory-id ZNJ-ywU0nnQwRv5eRRU9ow
+    Example: kjbod quorum remove-controller --controller-id 3 --controller-directory-id ZNJ-ywU0nnQwRv5eRRU9ow --unregister
     """
     from kjbod.tools.quorum import voter_changes as tool
 
     app_ = app_context(ctx)
+    if unregister:
+        tool.require_unregister_option(app_.kafka, "remove-controller --unregister")
     key = tool.parse_remove_request(controller_id, controller_directory_id)
-    result, _ = app_.run(lambda c: c.quorum.remove_voter(key), dry_run=dry_run)
-    _emit_change(app_, result.response, lambda change, dry: tool.removed_line(change.key, dry), dry_run)
+    result, image = app_.run(lambda c: c.quorum.remove_voter(key, unregister=unregister), dry_run=dry_run)
+    change = result.response
+    if not change.error.is_success:
+        raise tool.removal_error(change, unregister)
+    lines = [tool.removed_line(change.key, dry_run, app_.kafka)]
+    if change.unregistration is not None and change.unregistration.is_success:
+        lines.append(tool.unregistered_line(controller_id, dry_run))
+    emit(app_, Lines(lines, tool.change_json(change, dry_run)))
+    for note in tool.change_notes(change, dry_run):
+        app_.message(note)
+    if change.unregistration is not None and change.unregistration.is_success and image.quorum.running_replica(controller_id):
+        app_.message(tool.still_running_note(controller_id))
+    if change.unregistration is not None and not change.unregistration.is_success:
+        raise tool.unregistration_error(controller_id, change.unregistration)
+
+
+@app.command("unregister-controller")
+def unregister_controller(
+    ctx: typer.Context,
+    controller_id: Annotated[int, typer.Option("--id", "-i", metavar="ID", help="The ID of the controller to unregister.")],
+) -> None:
+    """Unregister a controller (kafka-cluster unregister-controller, Kafka 4.4, KIP-1312).
+
+    Removes the controller's registration (UnregisterControllerRecord), not its place in the
+    voter set (kjbod quorum remove-controller). The active controller cannot unregister itself.
+
+    Example: kjbod quorum unregister-controller --id 3
+    """
+    from kjbod.tools.quorum import voter_changes as tool
+
+    app_ = app_context(ctx)
+    tool.require_unregister_option(app_.kafka, "unregister-controller")
+    result, image = app_.run(lambda c: c.quorum.unregister_controller(controller_id))
+    outcome = result.response
+    line = tool.unregister_command_line(controller_id, outcome)  # raises a refusal Kafka's tool does not print as a line
+    emit(app_, Lines([line], {"controllerId": controller_id, "unregistered": outcome.is_success}))
+    if not outcome.is_success:
+        app_.message(tool.UNREGISTRATION_NEEDS_4_4_IV2)
+    elif image.quorum.running_replica(controller_id):
+        app_.message(tool.still_running_note(controller_id))
 
 
 def _emit_change(app_: AppContext, change, line, dry_run: bool) -> None:  # noqa: ANN001

@@ -110,6 +110,14 @@ def execute(
     timeout: Annotated[
         str, typer.Option("--timeout", metavar="MS", help="Accepted for Kafka compatibility: kjbod starts log-directory moves at once.")
     ] = "10000",
+    disallow_replication_factor_change: Annotated[
+        bool,
+        typer.Option(
+            "--disallow-replication-factor-change",
+            help="Denies the ability to change a partition's replication factor as part of this reassignment through adding "
+            "validation against it (KIP-860): each such partition is refused.",
+        ),
+    ] = False,
 ) -> None:
     """Start the reassignment: prints the current assignment to keep for rollback, sets the throttles.
 
@@ -125,7 +133,12 @@ def execute(
     log_dirs = parse_rate(replica_alter_log_dirs_throttle, "replica-alter-log-dirs-throttle")
     parse_long_option(timeout, "timeout")
     plan = parse_reassignment_json(_read(reassignment_json_file))
-    result, _ = app_.run(lambda c: execute_(c, plan, throttle=inter_broker, log_dir_throttle=log_dirs, additional=additional))
+    result, _ = app_.run(
+        lambda c: execute_(
+            c, plan, throttle=inter_broker, log_dir_throttle=log_dirs, additional=additional,
+            disallow_replication_factor_change=disallow_replication_factor_change,
+        )
+    )
     _finish(app_, result.response)
 
 

@@ -100,6 +100,30 @@ def hashmap_order(keys: Iterable[H], hash_of: Callable[[H], int], capacity: int 
     return sorted(inserted, key=bucket)  # a stable sort keeps insertion order within a bucket
 
 
+def timeline_hash_set_order(keys: Iterable[int]) -> list[int]:
+    """The order Kafka's `TimelineHashSet<Integer>` iterates ints added in this order to a set made
+    with expected size 0, with no removals (duplicates ignored): BaseHashTable
+    (4.3.1 server-common org/apache/kafka/timeline/BaseHashTable.java:45-70, 111-145, 209-216)
+    starts at 2 slots, doubles before an add would pass three quarters of them, and puts a key in
+    the slot given by the top bits of hashCode * -7046029254386353131 (Fibonacci hashing); a slot
+    keeps its keys in insertion order, and a rehash keeps it (a new slot's keys all come from one
+    old slot, walked in order). The iterator walks the slots in order and each slot's keys from
+    the last (SnapshottableHashTable.CurrentIterator, :141-173: `ready.remove(ready.size() - 1)`).
+    Checked against 4.4.0's own TimelineHashSet."""
+    inserted = list(dict.fromkeys(keys))
+    capacity = 2
+    for size in range(len(inserted)):
+        if (size + 1) * 0.75 > capacity and capacity < 1 << 30:
+            capacity *= 2
+    shift = 65 - capacity.bit_length()
+
+    def slot(key: int) -> int:
+        return ((_int32(key) * -7046029254386353131) & 0xFFFFFFFFFFFFFFFF) >> shift
+
+    position = {key: index for index, key in enumerate(inserted)}
+    return sorted(inserted, key=lambda key: (slot(key), -position[key]))
+
+
 def presized_capacity(count: int) -> int:
     """The table size of `new HashSet<>(collection)`: max(n / .75 + 1, 16), a power of two."""
     wanted = max(int(count / 0.75) + 1, 16)

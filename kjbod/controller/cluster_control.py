@@ -14,7 +14,7 @@ from kjbod.common.kafka_configs import CORDONED_LOG_DIRS
 from kjbod.common.kafka_uuid import DirectoryId, canonical
 from kjbod.common.versions import METADATA_VERSION, MINIMUM_KRAFT_LEVEL, MetadataVersion
 from kjbod.controller import cordoned_dirs
-from kjbod.controller.errors import ControllerApiError, Errors
+from kjbod.controller.errors import NONE, ApiError, ControllerApiError, Errors
 from kjbod.controller.placer import UsableBroker
 from kjbod.controller.working import WorkingImage
 from kjbod.controller.result import ControllerResult
@@ -29,6 +29,7 @@ from kjbod.records import (
     KjbodLogDir,
     Record,
     RegisterBrokerRecord,
+    UnregisterControllerRecord,
 )
 
 
@@ -270,6 +271,29 @@ class ClusterControl:
             owner = self._image.cluster.directory_owner(directory)
             if owner is not None and owner != broker_id:
                 raise ControllerApiError(Errors.INVALID_REGISTRATION, f"Broker {owner} is already registered with directory {directory}")
+
+    # Controller registrations (KIP-1312) --------------------------------------------------------
+
+    def unregister_controller(self, controller_id: int) -> ControllerResult[ApiError]:
+        """`Admin.unregisterController` (KIP-1312, 4.4.0): NONE and one UnregisterControllerRecord,
+        or Kafka's refusal with nothing written, in Kafka's order. QuorumController.unregisterController
+        (4.4.0 metadata:controller/QuorumController.java:2165-2172) refuses the active controller
+        itself (kjbod knows it when the state models its quorum: the quorum's leader); then
+        ClusterControlManager.unregisterController (4.4.0 ClusterControlManager.java:504-516)
+        refuses below metadata.version 4.4-IV2 and a controller that has no registration. Kafka does
+        not check voter membership: a voter can be unregistered."""
+        quorum = self._image.quorum
+        if quorum.is_modelled and quorum.has_leader and quorum.leader_id == controller_id:
+            return ControllerResult.of([], ApiError(Errors.INVALID_REQUEST, "Controller cannot unregister itself while it is active."))
+        if not self.metadata_version.controller_unregistration_supported:
+            return ControllerResult.of(
+                [], ApiError(Errors.UNSUPPORTED_VERSION, "The current MetadataVersion is too old to support controller unregistration.")
+            )
+        if controller_id not in self._image.cluster.controllers:
+            return ControllerResult.of(
+                [], ApiError(Errors.CONTROLLER_ID_NOT_REGISTERED, f"Controller ID {controller_id} is not currently registered.")
+            )
+        return ControllerResult.atomic_of([UnregisterControllerRecord(controller_id=controller_id)], NONE)
 
     # Cordoned directories (KIP-1066) ---------------------------------------------------------
 

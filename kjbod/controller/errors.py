@@ -45,6 +45,7 @@ class Errors(IntEnum):
     INVALID_REGISTRATION = 119
     DUPLICATE_VOTER = 126
     VOTER_NOT_FOUND = 127
+    CONTROLLER_ID_NOT_REGISTERED = 136
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ _EXCEPTIONS = {
     Errors.UNSUPPORTED_VERSION: ("UnsupportedVersionException", "The version of API is not supported."),
     Errors.DUPLICATE_VOTER: ("DuplicateVoterException", "The voter is already part of the set of voters."),
     Errors.VOTER_NOT_FOUND: ("VoterNotFoundException", "The voter is not part of the set of voters."),
+    Errors.CONTROLLER_ID_NOT_REGISTERED: ("ControllerIdNotRegisteredException", "The given controller ID was not registered."),
     Errors.INCONSISTENT_CLUSTER_ID: ("InconsistentClusterIdException", "The clusterId in the request does not match that found on the server."),
     Errors.NOT_LEADER_OR_FOLLOWER: ("NotLeaderOrFollowerException", "For requests intended only for the leader, this error indicates that the broker is not the current leader. For requests intended for any replica, this error indicates that the broker is not a replica of the topic partition."),
 }

@@ -14,8 +14,10 @@ from enum import IntEnum
 from types import MappingProxyType
 
 from kjbod.common.kafka_release import NEWEST, KafkaRelease
+from kjbod.common.kafka_configs import MIN_INSYNC_REPLICAS
 from kjbod.common.versions import (
     DISABLED_RANGE,
+    ELIGIBLE_LEADER_REPLICAS_VERSION,
     KRAFT_VERSION,
     METADATA_VERSION,
     MetadataVersion,
@@ -23,13 +25,14 @@ from kjbod.common.versions import (
     validate_dependencies,
     version_range_text,
 )
-from kjbod.common.java import hashmap_order, string_hash
+from kjbod.common.java import hashmap_order, string_hash, timeline_hash_set_order
 from kjbod.controller.errors import NONE, ApiError, Errors
 from kjbod.controller.quorum_control import CONTROLLER_REGISTRATION_LEVEL, QuorumControl
 from kjbod.controller.result import ControllerResult
 from kjbod.errors import UserError
 from kjbod.image import Image
-from kjbod.records import FeatureLevelRecord, NoOpRecord, Record
+from kjbod.image.elr import MIN_INSYNC_REPLICAS_DEFAULT
+from kjbod.records import CONFIG_RESOURCE_BROKER, ConfigRecord, FeatureLevelRecord, NoOpRecord, Record
 
 # QuorumController prefixes the first error with this; the admin client then fails every
 # feature of the request with the same message.
@@ -102,6 +105,28 @@ def _unsupported_metadata_downgrade(current: MetadataVersion, target: MetadataVe
     return ApiError(Errors.INVALID_UPDATE_VERSION, f"Unsupported metadata.version downgrade from {current.level} to {target.level}. {reason}")
 
 
+def elr_safety_records(image: Image) -> list[ConfigRecord]:
+    """ConfigurationControlManager.maybeGenerateElrSafetyRecords (4.4.0 :705-738): the cluster-level
+    min.insync.replicas if there is none, set to the active controller's static
+    min.insync.replicas (kjbod does not know the controller's server.properties at this point:
+    Kafka's default, 1, is taken); then the deletion of every node-level min.insync.replicas, in
+    the order Kafka iterates brokersWithConfigs (a TimelineHashSet of the brokers with any
+    node-level config; kjbod takes them as added in ascending id order)."""
+    configs = image.configs
+    records: list[ConfigRecord] = []
+    if MIN_INSYNC_REPLICAS not in configs.get(CONFIG_RESOURCE_BROKER, ""):
+        records.append(
+            ConfigRecord(resource_type=CONFIG_RESOURCE_BROKER, resource_name="", name=MIN_INSYNC_REPLICAS, value=str(MIN_INSYNC_REPLICAS_DEFAULT))
+        )
+    brokers = sorted(
+        int(name) for (kind, name), values in configs.resources.items() if kind == CONFIG_RESOURCE_BROKER and name != "" and values
+    )
+    for broker in timeline_hash_set_order(brokers):
+        if MIN_INSYNC_REPLICAS in configs.get(CONFIG_RESOURCE_BROKER, str(broker)):
+            records.append(ConfigRecord(resource_type=CONFIG_RESOURCE_BROKER, resource_name=str(broker), name=MIN_INSYNC_REPLICAS, value=None))
+    return records
+
+
 class FeatureControl:
     """Reads the image; returns ControllerResults; never mutates (replay does, in FeaturesDelta).
 
@@ -162,7 +187,11 @@ class FeatureControl:
         if self._image.quorum.is_modelled:
             proposed[KRAFT_VERSION] = self._image.quorum.kraft_version
         proposed.update({name: update.level for name, update in updates.items()})
-        records: list[Record] = []
+        # ConfigurationControlManager.updateFeatures (4.4.0 :758-771): a successful update that
+        # sets eligible.leader.replicas.version above 0 writes ELR's safety records first, in the
+        # same atomic batch (built first here, so the records after them know their offsets).
+        elr = updates.get(ELIGIBLE_LEADER_REPLICAS_VERSION)
+        records: list[Record] = [*elr_safety_records(self._image)] if elr is not None and elr.level > 0 and not validate_only else []
         # Kafka iterates a java.util.HashMap of the names; the first error in that order wins.
         for name in hashmap_order(names, string_hash):
             error = self._update_feature(name, updates[name], current_mv, proposed, records, validate_only)

@@ -33,6 +33,7 @@ from kjbod.common.java import hashmap_capacity, hashmap_order, string_hash
 from kjbod.common.kafka_uuid import Uuid
 from kjbod.common.kafka_release import NEWEST, KafkaRelease
 from kjbod.common.versions import KRAFT_VERSION
+from kjbod.controller.cluster_control import ClusterControl
 from kjbod.controller.errors import NONE, ApiError, Errors, java_exception_text
 from kjbod.controller.result import ControllerResult
 from kjbod.controller.working import WorkingImage
@@ -187,6 +188,10 @@ class VoterChange:
     # The voters of the new set that must still fetch the change before it commits.
     waiting_for: tuple[int, ...] = ()
     leader_resigns: bool = False
+    # remove-controller --unregister (KIP-1312): None when not asked (or the removal was
+    # refused); NONE when the UnregisterControllerRecord follows the removal; else Kafka's
+    # refusal of the unregistration, which leaves the removal standing, as Kafka's tool does.
+    unregistration: ApiError | None = None
 
     @property
     def majority(self) -> int:
@@ -537,10 +542,34 @@ class QuorumControl:
             return "Enable KIP-853 reconfiguration first: kjbod features upgrade --feature kraft.version=1"
         return None
 
-    def remove_voter(self, key: ReplicaKey) -> ControllerResult[VoterChange]:
+    def remove_voter(self, key: ReplicaKey, *, unregister: bool = False) -> ControllerResult[VoterChange]:
         """`Admin.removeRaftVoter`: KafkaRaftClient.handleRemoveVoterRequest (KafkaRaftClient.java:2156-2197),
         then RemoveVoterHandler (RemoveVoterHandler.java:77-156). A leader that removes itself
-        keeps leading until the change commits, then resigns (RemoveVoterHandler.java:158-187)."""
+        keeps leading until the change commits, then resigns (RemoveVoterHandler.java:158-187).
+
+        With `unregister` (remove-controller --unregister, KIP-1312, 4.4.0
+        MetadataQuorumCommand.java:505-518): once the removal is made, `Admin.unregisterController`
+        against the state it leaves (ClusterControl.unregister_controller); its refusal leaves the
+        removal made, as Kafka's tool sends the two requests one after the other. A leader
+        removing itself still leads then, so Kafka refuses to unregister it."""
+        result = self._remove_voter(key)
+        if not unregister or not result.response.error.is_success:
+            return result
+        work = WorkingImage(self._image)
+        work.extend(result.records)
+        unregistration = ClusterControl(work.image).unregister_controller(key.id)
+        work.extend(unregistration.records)
+        return ControllerResult.of(work.records, replace(result.response, unregistration=unregistration.response))
+
+    def unregister_controller(self, controller_id: int) -> ControllerResult[ApiError]:
+        """`Admin.unregisterController` on its own (kafka-cluster unregister-controller, 4.4.0
+        tools:ClusterTool.java:200-211): the quorum must have a leader to answer."""
+        quorum = self._quorum
+        if quorum.is_modelled and not quorum.has_leader:
+            return ControllerResult.of([], ApiError(Errors.REQUEST_TIMED_OUT, no_leader_error("unregisterController").message))
+        return ClusterControl(self._image).unregister_controller(controller_id)
+
+    def _remove_voter(self, key: ReplicaKey) -> ControllerResult[VoterChange]:
         quorum = require_quorum(self._image)
 
         def refuse(error: Errors, message: str | None = None, note: str | None = None) -> ControllerResult[VoterChange]:

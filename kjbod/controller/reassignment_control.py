@@ -23,7 +23,7 @@ from kjbod.controller.replication_control import DirectoryAssignment, Replicatio
 from kjbod.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult, kafka_record_count
 from kjbod.controller.working import WorkingImage
 from kjbod.errors import UserError
-from kjbod.image import Image, TopicImage
+from kjbod.image import Image, PartitionRegistration, TopicImage
 from kjbod.records import (
     CONFIG_RESOURCE_TOPIC,
     ConfigRecord,
@@ -131,6 +131,18 @@ def reassignment_replicas(current: Sequence[int], target: Sequence[int]) -> tupl
     return tuple(target) + removing, adding, removing
 
 
+def _check_replication_factor_unchanged(partition: PartitionRegistration, target: Sequence[int]) -> None:
+    """validatePartitionReplicationFactorUnchanged (4.4.0 RCM :2529-2548): the current replication
+    factor is the replica count, or during a reassignment |replicas ∪ adding − removing| (the
+    set the running reassignment ends with)."""
+    if partition.is_reassigning:
+        current = len((set(partition.replicas) | set(partition.adding_replicas)) - set(partition.removing_replicas))
+    else:
+        current = len(partition.replicas)
+    if current != len(target):
+        raise _PartitionError(Errors.INVALID_REPLICATION_FACTOR, f"The replication factor is changed from {current} to {len(target)}")
+
+
 class ReassignmentControl:
     def __init__(self, image: Image, cluster: ClusterControl, replication: ReplicationControl) -> None:
         self._image = image
@@ -139,9 +151,16 @@ class ReassignmentControl:
 
     # AlterPartitionReassignments (RCM:1971-2065) ----------------------------------------------
 
-    def alter_partition_reassignments(self, targets: Sequence[ReassignmentTarget]) -> ControllerResult[tuple[ReassignmentResult, ...]]:
+    def alter_partition_reassignments(
+        self, targets: Sequence[ReassignmentTarget], *, allow_replication_factor_change: bool = True
+    ) -> ControllerResult[tuple[ReassignmentResult, ...]]:
         """Start, change or cancel reassignments; one result per partition, and the records of
         the partitions that succeeded, committed together.
+
+        `allow_replication_factor_change=False` is the request's AllowReplicationFactorChange
+        (KIP-860, since 4.1; kafka-reassign-partitions --disallow-replication-factor-change): a
+        target whose size differs from the partition's replication factor fails (4.4.0 RCM
+        :2171, :2304-2305).
 
         A partition appears once (the admin client keys its request by partition; the last
         entry wins). Replicas that join a partition start with an empty log (kjbod's
@@ -155,7 +174,7 @@ class ReassignmentControl:
         kafka_records = 0
         for target in unique.values():
             try:
-                built = self._alter_one(work, target)
+                built = self._alter_one(work, target, allow_replication_factor_change)
             except _PartitionError as exc:
                 results.append(ReassignmentResult(target.topic, target.partition, exc.api_error))
                 continue
@@ -172,7 +191,7 @@ class ReassignmentControl:
             results.append(ReassignmentResult(target.topic, target.partition, ApiError(Errors.NONE)))
         return ControllerResult.atomic_of(work.records, tuple(results))
 
-    def _alter_one(self, work: WorkingImage, target: ReassignmentTarget) -> list[Record]:
+    def _alter_one(self, work: WorkingImage, target: ReassignmentTarget, allow_replication_factor_change: bool = True) -> list[Record]:
         """The partition's records, built against `work` (the caller appends them, or not when
         the request is past Kafka's record limit)."""
         topic = self._image.topics.by_name.get(target.topic)
@@ -183,7 +202,7 @@ class ReassignmentControl:
         builder = self._replication.change_builder(work, (topic.topic_id, target.partition))
         if target.replicas is None:
             return self._cancel(work, topic, builder)
-        return self._change(work, topic, builder, target.replicas)
+        return self._change(work, topic, builder, target.replicas, allow_replication_factor_change)
 
     def _validate_manual_assignment(self, replicas: Sequence[int]) -> None:
         """validateManualPartitionAssignment (RCM:1839-1870; 4.4.0 :2036-2067) without an RF:
@@ -202,10 +221,14 @@ class ReassignmentControl:
                 raise _PartitionError(Errors.INVALID_REPLICA_ASSIGNMENT, f"{prefix} the broker {replica} more than once.")
             previous = replica
 
-    def _change(self, work: WorkingImage, topic: TopicImage, builder: PartitionChangeBuilder, target: Sequence[int]) -> list[Record]:
-        """changePartitionReassignment (RCM:2067-2126)."""
+    def _change(
+        self, work: WorkingImage, topic: TopicImage, builder: PartitionChangeBuilder, target: Sequence[int], allow_replication_factor_change: bool
+    ) -> list[Record]:
+        """changePartitionReassignment (RCM:2067-2126; 4.4.0 :2298-2340)."""
         self._validate_manual_assignment(target)
         partition, partition_id = builder.partition, builder.partition_id
+        if not allow_replication_factor_change:
+            _check_replication_factor_unchanged(partition, target)
         replicas, adding, removing = reassignment_replicas(partition.replicas, target)
         if replicas != partition.replicas:
             builder.set_target_replicas(replicas)

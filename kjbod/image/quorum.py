@@ -59,9 +59,10 @@ class ReplicaKey:
     directory_id: str | None = None
 
     def __str__(self) -> str:
-        """`ReplicaKey.toString` (ReplicaKey.java:79-81) with Java's Optional."""
-        directory = f"Optional[{self.directory_id}]" if self.directory_id else "Optional.empty"
-        return f"ReplicaKey(id={self.id}, directoryId={directory})"
+        """`ReplicaKey.toString`: the directory id itself, or `<undefined>` (4.3.1 kafka-raft
+        ReplicaKey.java:72-74, the same in 4.4.0 :73; Kafka 4.0 printed the Optional, which a live
+        4.4.0 remove-controller showed kjbod still did)."""
+        return f"ReplicaKey(id={self.id}, directoryId={self.directory_id or '<undefined>'})"
 
     def java_hash(self) -> int:
         """`Objects.hash(id, directoryId)`: 31 * (31 + id) + Optional.hashCode()."""

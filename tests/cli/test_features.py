@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from kjbod.records import CONFIG_RESOURCE_BROKER
+
 import json
 from pathlib import Path
 
@@ -142,7 +144,9 @@ def test_the_upgrade_passes_once_every_broker_reregistered_with_the_new_range(cl
 
     done = cli("features", "upgrade", "--release-version", "4.3")
     assert (done.exit_code, done.stdout, done.stderr) == (0, lines_for("{name} was upgraded to {level}.", RELEASE_4_3), "")
-    assert cli("features", "describe").stdout == describe_lines("4.3-IV0", "15", kraft_version=1, transaction_version=2, group_version=1, eligible_leader_replicas_version=1, share_version=1, streams_version=1)
+    # Enabling ELR wrote the cluster-level min.insync.replicas first (CfgCM 4.4.0 :705-770): 16 = 8 + that + 7 features.
+    assert read_image(cluster_4_2).configs.get(CONFIG_RESOURCE_BROKER, "") == {"min.insync.replicas": "1"}
+    assert cli("features", "describe").stdout == describe_lines("4.3-IV0", "16", kraft_version=1, transaction_version=2, group_version=1, eligible_leader_replicas_version=1, share_version=1, streams_version=1)
 
     back = cli("features", "downgrade", "--release-version", "4.2")
     refusal = PREFIX + (

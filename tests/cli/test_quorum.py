@@ -84,7 +84,7 @@ def test_grow_to_three_then_replace_a_failed_controller(cli: Cli, tmp_path: Path
     assert cli("quorum", "start-controller", "--config", str(c2), state=state).exit_code == 0
     lagging = cli("quorum", "add-controller", "--config", str(c2), state=state)
     assert lagging.stderr.splitlines()[0] == (
-        f"org.apache.kafka.common.errors.TimeoutException: Aborted add voter operation for ReplicaKey(id=2, directoryId=Optional[{dir2}]) "
+        f"org.apache.kafka.common.errors.TimeoutException: Aborted add voter operation for ReplicaKey(id=2, directoryId={dir2}) "
         "since it is lagging behind"
     )
     advanced = cli("clock", "advance", "1s", state=state)
@@ -119,8 +119,8 @@ def test_grow_to_three_then_replace_a_failed_controller(cli: Cli, tmp_path: Path
     dir3 = directory_id(tmp_path, 3)
     assert cli("quorum", "stop-controller", "--controller-id", "3", state=state).exit_code == 0
     removed = cli("quorum", "remove-controller", "-i", "3", "-d", dir3, state=state)
-    # Kafka's own line has two spaces after the verb (MetadataQuorumCommand.java:501-504).
-    assert (removed.exit_code, removed.stdout) == (0, f"Removed  KRaft controller 3 with directory id {dir3}\n")
+    # 4.4.0's line has one space after the verb (4.4.0 MetadataQuorumCommand.java:508-510).
+    assert (removed.exit_code, removed.stdout) == (0, f"Removed KRaft controller 3 with directory id {dir3}\n")
     cli("clock", "advance", "1s", state=state)
     import shutil
 
@@ -174,7 +174,10 @@ def test_a_static_quorum_refuses_reconfiguration_until_kraft_version_1(cli: Cli,
 
 def test_add_controller_reads_the_config_as_kafka_does(cli: Cli, tmp_path: Path, standalone: Path) -> None:
     missing = cli("quorum", "add-controller", "--config", str(tmp_path / "nope.properties"), state=standalone)
-    assert (missing.exit_code, missing.stderr) == (1, f"Properties file {tmp_path / 'nope.properties'} does not exists!\n")
+    # 4.4.0 MetadataQuorumCommand.java:174; 4.3.1's text at :171.
+    assert (missing.exit_code, missing.stderr) == (1, f"Properties file {tmp_path / 'nope.properties'} does not exist.\n")
+    old = cli("--kafka-version", "4.3", "quorum", "add-controller", "--config", str(tmp_path / "nope.properties"), state=standalone)
+    assert (old.exit_code, old.stderr) == (1, f"Properties file {tmp_path / 'nope.properties'} does not exists!\n")
     broker = controller_config(tmp_path, 7, **{"process.roles": "broker"})
     assert cli("quorum", "add-controller", "-c", str(broker), state=standalone).stderr == (
         "process.roles did not contain 'controller' in configuration file. Is this a valid controller configuration file?\n"
@@ -233,3 +236,111 @@ def test_a_refusal_is_kafkas_exception_line_then_kjbods_note_from_the_error_hand
     as_json = cli("-o", "json", "quorum", "add-controller", "--config", str(config), state=standalone)
     assert (as_json.exit_code, as_json.stderr) == (1, text.stderr)
     assert json.loads(as_json.stdout) == {"error": {"message": kafka_line, "exitCode": 1}}
+
+
+def three_voters(cli: Cli, tmp_path: Path, state: Path) -> None:
+    """Grow the standalone quorum to voters 1, 2, 3, every change committed."""
+    for node_id in (2, 3):
+        config = str(controller_config(tmp_path, node_id))
+        assert cli("quorum", "start-controller", "--config", config, state=state).exit_code == 0
+        cli("clock", "advance", "1s", state=state)
+        assert cli("quorum", "add-controller", "--config", config, state=state).exit_code == 0
+        cli("clock", "advance", "1s", state=state)
+
+
+def test_remove_controller_unregister_at_4_4(cli: Cli, tmp_path: Path, standalone: Path) -> None:
+    """KIP-1312: remove-controller --unregister (4.4.0 MetadataQuorumCommand.java:496-556)."""
+    state = standalone
+    three_voters(cli, tmp_path, state)
+    dir1, dir3 = directory_id(tmp_path, 1), directory_id(tmp_path, 3)
+    dry = cli("quorum", "remove-controller", "-i", "3", "-d", dir3, "--unregister", "--dry-run", state=state)
+    assert (dry.exit_code, dry.stdout) == (
+        0, f"DRY RUN of removing KRaft controller 3 with directory id {dir3}\nDRY RUN of unregistering KRaft controller 3\n"
+    )
+    cli("quorum", "stop-controller", "-i", "3", state=state)
+    done = cli("quorum", "remove-controller", "-i", "3", "-d", dir3, "--unregister", state=state)
+    assert (done.exit_code, done.stdout) == (0, f"Removed KRaft controller 3 with directory id {dir3}\nUnregistered KRaft controller 3\n")
+    assert 3 not in read_image(state).cluster.controllers
+    cli("clock", "advance", "1s", state=state)
+
+    # Not a voter any more: Kafka's message for a VoterNotFoundException with --unregister (:529-540).
+    gone = cli("quorum", "remove-controller", "-i", "3", "-d", dir3, "--unregister", state=state)
+    assert (gone.exit_code, gone.stdout) == (1, "")
+    # (The voter set prints in Java's HashSet order, which depends on the random directory ids.)
+    first = gone.stderr.splitlines()[0]
+    assert first.startswith(
+        f"Failed to remove KRaft voter 3: Cannot remove voter ReplicaKey(id=3, directoryId={dir3}) from the set of voters [ReplicaKey("
+    )
+    assert first.endswith(")]. To unregister the controller from the cluster, run `kafka-cluster.sh unregister-controller --id 3`.")
+    # The leader removing itself still leads: the removal stands, the unregistration is refused (:547-551, note the `..`).
+    leader = cli("quorum", "remove-controller", "-i", "1", "-d", dir1, "--unregister", state=state)
+    assert (leader.exit_code, leader.stdout) == (1, f"Removed KRaft controller 1 with directory id {dir1}\n")
+    assert "Failed to unregister controller 1: Controller cannot unregister itself while it is active.. To unregister the controller " \
+        "from the cluster, run `kafka-cluster.sh unregister-controller --id 1`." in leader.stderr.splitlines()
+    assert read_image(state).quorum.voter_ids == (2,)
+    cli("quorum", "stop-controller", "-i", "1", state=state)
+    cli("clock", "advance", "1s", state=state)
+    # kafka-cluster unregister-controller (4.4.0 ClusterTool.java:200-211).
+    unregistered = cli("quorum", "unregister-controller", "--id", "1", state=state)
+    assert (unregistered.exit_code, unregistered.stdout, unregistered.stderr) == (0, "Controller 1 is no longer registered.\n", "")
+    again = cli("quorum", "unregister-controller", "--id", "1", state=state)
+    assert (again.exit_code, again.stdout, again.stderr) == (
+        1, "", "org.apache.kafka.common.errors.ControllerIdNotRegisteredException: Controller ID 1 is not currently registered.\n"
+    )
+    active = cli("quorum", "unregister-controller", "--id", "2", state=state)
+    assert active.stderr.splitlines()[0] == "org.apache.kafka.common.errors.InvalidRequestException: Controller cannot unregister itself while it is active."
+
+
+def test_unregistration_needs_metadata_version_4_4_iv2(cli: Cli, tmp_path: Path) -> None:
+    state = tmp_path / "old-mv"
+    for node_id, flag in ((1, "--standalone"), (2, "--no-initial-controllers")):
+        config = str(controller_config(tmp_path, node_id))
+        assert cli("format", "-c", config, "-t", CLUSTER_ID, flag, "--release-version", "4.3", state=state).exit_code == 0
+    config2 = str(controller_config(tmp_path, 2))
+    cli("quorum", "start-controller", "--config", config2, state=state)
+    cli("clock", "advance", "1s", state=state)
+    cli("quorum", "add-controller", "--config", config2, state=state)
+    cli("clock", "advance", "1s", state=state)
+    dir2 = directory_id(tmp_path, 2)
+    removed = cli("quorum", "remove-controller", "-i", "2", "-d", dir2, "--unregister", state=state)
+    assert (removed.exit_code, removed.stdout) == (1, f"Removed KRaft controller 2 with directory id {dir2}\n")
+    assert removed.stderr.splitlines()[-2:] == [
+        "Failed to unregister controller 2: The current MetadataVersion is too old to support controller unregistration.. "
+        "To unregister the controller from the cluster, run `kafka-cluster.sh unregister-controller --id 2`.",
+        "The removal was made. Unregistering a controller needs metadata.version 4.4-IV2: kjbod features upgrade --release-version 4.4",
+    ]
+    # kafka-cluster prints its own line for an UnsupportedVersionException, and exits 0 (ClusterTool.java:205-206).
+    tool = cli("quorum", "unregister-controller", "--id", "2", state=state)
+    assert (tool.exit_code, tool.stdout) == (0, "The target cluster does not support the controller unregistration API.\n")
+
+
+def test_at_4_3_remove_controller_has_two_spaces_and_no_unregister(cli: Cli, tmp_path: Path, standalone: Path) -> None:
+    state = standalone
+    three_voters(cli, tmp_path, state)
+    dir3 = directory_id(tmp_path, 3)
+    # 4.3.1 MetadataQuorumCommand.java:505-508: "%s KRaft controller" after "DRY RUN of removing ".
+    dry = cli("--kafka-version", "4.3", "quorum", "remove-controller", "-i", "3", "-d", dir3, "--dry-run", state=state)
+    assert (dry.exit_code, dry.stdout) == (0, f"DRY RUN of removing  KRaft controller 3 with directory id {dir3}\n")
+    for args in (("remove-controller", "-i", "3", "-d", dir3, "--unregister"), ("unregister-controller", "--id", "3")):
+        refused = cli("--kafka-version", "4.3", "quorum", *args, state=state)
+        assert (refused.exit_code, refused.stdout) == (2, "")
+        assert "needs Kafka 4.4 (KIP-1312)" in refused.stderr
+    assert 3 in read_image(state).cluster.controllers
+
+
+def test_unregister_with_a_removal_kafka_cannot_make(cli: Cli, tmp_path: Path) -> None:
+    """With --unregister, an UnsupportedVersionException of the removal gets Kafka's own message
+    (4.4.0 MetadataQuorumCommand.java:529-540), then kjbod's note; nothing is written."""
+    state = tmp_path / "static"
+    voters = "1@controller-1:9093,2@controller-2:9093,3@controller-3:9093"
+    for i in (1, 2, 3):
+        assert cli("format", "-c", str(controller_config(tmp_path, i, **{"controller.quorum.voters": voters})), "-t", CLUSTER_ID, state=state).exit_code == 0
+    before = read_image(state).offset
+    result = cli("quorum", "remove-controller", "-i", "3", "-d", "pF8N-Wl7SQ6r3M9Su_wzdw", "--unregister", state=state)
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr.splitlines() == [
+        "Failed to remove KRaft voter 3: Cluster doesn't support removing voter because the kraft.version feature is 0. "
+        "To unregister the controller from the cluster, run `kafka-cluster.sh unregister-controller --id 3`.",
+        "Enable KIP-853 reconfiguration first: kjbod features upgrade --feature kraft.version=1",
+    ]
+    assert read_image(state).offset == before

@@ -303,6 +303,24 @@ def test_malformed_files_and_values_exit_1_and_command_line_mistakes_exit_2(clus
     assert cluster("reassign", "generate", "--topics-to-move-json-file", good).exit_code == 2
 
 
+@pytest.mark.parametrize("kafka_version", ["4.3", "4.4"])
+def test_execute_disallowing_a_replication_factor_change(cluster: Cli, state_dir: Path, tmp_path: Path, kafka_version: str) -> None:
+    """--disallow-replication-factor-change (KIP-860, since 4.1): the controller refuses each
+    partition whose replication factor would change (4.4.0 RCM :2529-2548), the others start, and
+    the tool prints Kafka's error block and exits 1 (4.4.0 ReassignPartitionsCommand :810-817)."""
+    moving = plan(tmp_path, ("orders", 0, [1, 2]), ("orders", 1, [2, 3, 4]))
+    result = cluster("--kafka-version", kafka_version, "reassign", "execute", "--reassignment-json-file", moving, "--disallow-replication-factor-change")
+    assert result.exit_code == 1
+    assert lines(result)[0] == "Current partition replica assignment"
+    assert result.stderr == "Error reassigning partition(s):\norders-0: The replication factor is changed from 3 to 2\n"
+    assert lines(cluster("reassign", "list")) == ["Current partition reassignments:", "orders-1: replicas: 2,3,4,1. adding: 4. removing: 1."]
+    # Without the option the same shrink is a reassignment like any other.
+    allowed = cluster("reassign", "execute", "--reassignment-json-file", plan(tmp_path, ("orders", 0, [1, 2]), name="shrink.json"), "--additional")
+    assert allowed.exit_code == 0
+    # Kafka permits it with --execute only (ReassignPartitionsCommand :1493-1500).
+    assert cluster("reassign", "verify", "--reassignment-json-file", moving, "--disallow-replication-factor-change").exit_code == 2
+
+
 def test_execute_in_json_mode_is_one_document(cluster: Cli, tmp_path: Path) -> None:
     result = cluster("-o", "json", "reassign", "execute", "--reassignment-json-file", plan(tmp_path, ("orders", 0, [4, 2, 3])), "--throttle", "5")
     document = json.loads(result.stdout)
@@ -647,8 +665,8 @@ def test_per_partition_controller_errors_are_reported_after_the_rollback(cluster
 
     original = ReassignmentControl.alter_partition_reassignments
 
-    def one_fails(self, targets):
-        result = original(self, [t for t in targets if t.partition != 1])
+    def one_fails(self, targets, **options):
+        result = original(self, [t for t in targets if t.partition != 1], **options)
         failed = ReassignmentResult("orders", 1, ApiError(Errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes broker 9, but no such broker is registered."))
         return ControllerResult.atomic_of(result.records, (*result.response, failed))
 

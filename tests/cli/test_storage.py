@@ -384,6 +384,9 @@ def test_add_scram_needs_3_5_iv2_and_a_well_formed_argument(cli: Cli, tmp_path: 
     assert (old.exit_code, old.stdout, old.stderr) == (1, "", "SCRAM is only supported in metadata.version 3.5-IV2 or later.\n")
     bad = cli("format", "-c", config, "-t", CLUSTER_ID, "-S", "SCRAM-SHA-256=[name=a]", state=None)
     assert (bad.exit_code, bad.stdout, bad.stderr) == (1, "", "You must supply one of 'password' or 'saltedpassword' to add-scram\n")
+    # Kafka dies on Java's "Empty key" before writing anything (ScramFormatter.hi :76).
+    empty = cli("format", "-c", config, "-t", CLUSTER_ID, "-S", "SCRAM-SHA-256=[name=a,password=]", state=None)
+    assert (empty.exit_code, empty.stdout) == (1, "") and empty.stderr.startswith("Empty key: the SCRAM-SHA-256 credential of a has an empty password")
     assert not (tmp_path / "d1").exists()
 
 

@@ -122,9 +122,9 @@ def remove(image: Image, node_id: int, directory: str | None = None) -> Controll
     return Controller(image).quorum.remove_voter(ReplicaKey(node_id, directory or DIRS[node_id]))
 
 
-def grown(count: int) -> Image:
+def grown(count: int, level: int = 30) -> Image:
     """Voters 1..count, each started, caught up, added and committed one at a time."""
-    image = standalone()
+    image = standalone(level)
     for node_id in range(2, count + 1):
         image = advance(start(image, node_id))
         image = advance(apply(image, add(image, node_id)))

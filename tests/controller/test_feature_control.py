@@ -23,7 +23,7 @@ from kjbod.controller.feature_control import (
 from kjbod.controller.result import ControllerResult
 from kjbod.errors import UserError
 from kjbod.image import EMPTY_IMAGE, Image, replay_all
-from kjbod.records import BrokerFeature, FeatureLevelRecord, KjbodClusterRecord, RegisterBrokerRecord
+from kjbod.records import CONFIG_RESOURCE_BROKER, BrokerFeature, ConfigRecord, FeatureLevelRecord, KjbodClusterRecord, RegisterBrokerRecord
 
 INCARNATION = "O7xvrxGUTwyKxRtVqYj9qA"
 UPGRADE, SAFE, UNSAFE = UpgradeType.UPGRADE, UpgradeType.SAFE_DOWNGRADE, UpgradeType.UNSAFE_DOWNGRADE
@@ -271,6 +271,7 @@ def test_dependencies_are_checked_against_the_proposed_levels() -> None:
     # Raising metadata.version in the same request satisfies the dependency.
     result = update(image, eligible_leader_replicas_version=FeatureUpdate(1), metadata_version=FeatureUpdate(23))
     assert result.records == (
+        ConfigRecord(resource_type=CONFIG_RESOURCE_BROKER, resource_name="", name="min.insync.replicas", value="1"),
         FeatureLevelRecord(name="metadata.version", feature_level=23),
         FeatureLevelRecord(name="eligible.leader.replicas.version", feature_level=1),
     )
@@ -301,3 +302,48 @@ def test_the_local_controller_supports_every_production_feature_of_its_release()
               "streams.version": (0, 1)}
     assert dict(FeatureControl(EMPTY_IMAGE, KAFKA_4_3).supported_features) == {"metadata.version": (7, 30), **common, "share.version": (0, 1)}
     assert dict(FeatureControl(EMPTY_IMAGE, KAFKA_4_4).supported_features) == {"metadata.version": (7, 33), **common, "share.version": (0, 2)}
+
+
+# Enabling ELR (ConfigurationControlManager.updateFeatures, 4.4.0 :758-771) --------------------------
+
+
+def min_isr(resource: str, value: str | None) -> ConfigRecord:
+    return ConfigRecord(resource_type=CONFIG_RESOURCE_BROKER, resource_name=resource, name="min.insync.replicas", value=value)
+
+
+def test_enabling_elr_writes_the_safety_records_before_the_feature_level() -> None:
+    # maybeGenerateElrSafetyRecords (4.4.0 :705-738): the cluster-level min.insync.replicas when
+    # there is none (the controller's static value, 1 by default), then every node-level one deleted,
+    # brokers in TimelineHashSet order (17 before 1 at 4 slots: top bits of 17 * -7046029254386353131).
+    image = replay_all(cluster(23), [min_isr("1", "2"), min_isr("17", "2"), min_isr("17", None),
+                                     min_isr("17", "3"), ConfigRecord(resource_type=CONFIG_RESOURCE_BROKER, resource_name="5", name="log.cleaner.threads", value="2")])
+    result = update(image, eligible_leader_replicas_version=FeatureUpdate(1))
+    assert result.atomic and result.records == (
+        min_isr("", "1"), min_isr("17", None), min_isr("1", None), FeatureLevelRecord(name="eligible.leader.replicas.version", feature_level=1),
+    )
+    after = replay_all(image, result.records)
+    assert after.configs.get(CONFIG_RESOURCE_BROKER, "") == {"min.insync.replicas": "1"}
+    assert all("min.insync.replicas" not in after.configs.get(CONFIG_RESOURCE_BROKER, b) for b in ("1", "17"))
+
+
+def test_an_existing_cluster_level_value_is_kept_and_a_dry_run_or_a_disable_writes_no_config() -> None:
+    image = replay_all(cluster(23), [min_isr("", "2")])
+    assert update(image, eligible_leader_replicas_version=FeatureUpdate(1)).records == (
+        FeatureLevelRecord(name="eligible.leader.replicas.version", feature_level=1),
+    )
+    assert update(cluster(23), validate_only=True, eligible_leader_replicas_version=FeatureUpdate(1)).records == ()
+    enabled = cluster(23, features={"eligible.leader.replicas.version": 1})
+    disabled = update(enabled, eligible_leader_replicas_version=FeatureUpdate(0, UpgradeType.SAFE_DOWNGRADE))
+    assert disabled.records == (FeatureLevelRecord(name="eligible.leader.replicas.version", feature_level=0),)
+    # A refused update writes nothing, safety records included.
+    refused(cluster(22), "Invalid update version 1 for feature eligible.leader.replicas.version. eligible.leader.replicas.version "
+            "could not be set to 1 because it depends on metadata.version level 23", eligible_leader_replicas_version=FeatureUpdate(1))
+
+
+def test_the_broker_order_is_kafkas_timeline_hash_set() -> None:
+    from kjbod.common.java import timeline_hash_set_order
+
+    # Read from 4.4.0's own org.apache.kafka.timeline.TimelineHashSet (each set added in this order).
+    assert timeline_hash_set_order([1, 2, 3]) == [2, 1, 3]
+    assert timeline_hash_set_order([100, 5, 42, 7, 1000, 3]) == [1000, 5, 7, 3, 100, 42]
+    assert timeline_hash_set_order([-1, 17, 33, 65, 1, 2049, 4097, 9, 25, 41, 57, 73]) == [73, 4097, 65, 57, 41, 2049, 33, -1, 25, 9, 17, 1]

@@ -72,11 +72,11 @@ def test_a_new_voter_must_be_running() -> None:
 def test_a_new_voter_must_have_caught_up_and_catches_up_at_its_rate_as_the_clock_moves() -> None:
     image = start(standalone(), 2, catch_up_rate=2)
     target = image.next_offset
-    refused(add(image, 2), Errors.REQUEST_TIMED_OUT, f"Aborted add voter operation for ReplicaKey(id=2, directoryId=Optional[{DIRS[2]}]) since it is lagging behind")
+    refused(add(image, 2), Errors.REQUEST_TIMED_OUT, f"Aborted add voter operation for ReplicaKey(id=2, directoryId={DIRS[2]}) since it is lagging behind")
     result = ClockControl(image).advance(1000)
     assert result.response.quorum.catching_up == ((ReplicaKey(2, DIRS[2]), 2, target),)
     image = run(image, result)
-    refused(add(image, 2), Errors.REQUEST_TIMED_OUT, f"Aborted add voter operation for ReplicaKey(id=2, directoryId=Optional[{DIRS[2]}]) since it is lagging behind")
+    refused(add(image, 2), Errors.REQUEST_TIMED_OUT, f"Aborted add voter operation for ReplicaKey(id=2, directoryId={DIRS[2]}) since it is lagging behind")
     # It needs the rest of the leader's log as it is now (the advance appended to it) at 2 records/s.
     needed_ms = math_ceil_ms(image.next_offset - 2, 2)
     assert ClockControl(image).advance(needed_ms - 1).response.quorum.caught_up == ()
@@ -95,7 +95,7 @@ def math_ceil_ms(records: int, rate: int) -> int:
 def test_the_caught_up_check_is_for_the_exact_directory_id() -> None:
     image = advance(start(standalone(), 2))
     other = "pF8N-Wl7SQ6r3M9Su_wzdw"
-    refused(add(image, 2, directory=other), Errors.REQUEST_TIMED_OUT, f"Aborted add voter operation for ReplicaKey(id=2, directoryId=Optional[{other}]) since it is lagging behind")
+    refused(add(image, 2, directory=other), Errors.REQUEST_TIMED_OUT, f"Aborted add voter operation for ReplicaKey(id=2, directoryId={other}) since it is lagging behind")
 
 
 def test_a_new_voter_must_support_the_finalized_kraft_version() -> None:
@@ -103,7 +103,7 @@ def test_a_new_voter_must_support_the_finalized_kraft_version() -> None:
     refused(
         add(image, 2),
         Errors.INVALID_REQUEST,
-        f"Aborted add voter operation for ReplicaKey(id=2, directoryId=Optional[{DIRS[2]}]) since the kraft.version range "
+        f"Aborted add voter operation for ReplicaKey(id=2, directoryId={DIRS[2]}) since the kraft.version range "
         "(min: 0, max: 0) doesn't support the finalized version 1",
     )
 
@@ -151,9 +151,9 @@ def test_a_voter_id_cannot_be_added_twice() -> None:
     result = add(image, 2, directory=NEW_DISK_3)
     assert result.response.error.error is Errors.DUPLICATE_VOTER
     message = result.response.error.message or ""
-    assert message.startswith(f"The voter id for ReplicaKey(id=2, directoryId=Optional[{NEW_DISK_3}]) is already part of the set of voters [")
-    assert sorted(re.findall(r"ReplicaKey\(id=\d, directoryId=Optional\[[^]]+\]\)", message.split("voters ")[1])) == [
-        f"ReplicaKey(id=1, directoryId=Optional[{DIRS[1]}])", f"ReplicaKey(id=2, directoryId=Optional[{DIRS[2]}])"
+    assert message.startswith(f"The voter id for ReplicaKey(id=2, directoryId={NEW_DISK_3}) is already part of the set of voters [")
+    assert sorted(re.findall(r"ReplicaKey\(id=\d, directoryId=[^)]+\)", message.split("voters ")[1])) == [
+        f"ReplicaKey(id=1, directoryId={DIRS[1]})", f"ReplicaKey(id=2, directoryId={DIRS[2]})"
     ]
 
 
@@ -186,10 +186,10 @@ def test_a_change_whose_new_majority_cannot_run_is_refused_before_it_is_appended
 
 def test_only_an_exact_voter_can_be_removed_and_never_the_last() -> None:
     image = grown(2)
-    message = f"Cannot remove voter ReplicaKey(id=2, directoryId=Optional[{NEW_DISK_3}]) from the set of voters ["
+    message = f"Cannot remove voter ReplicaKey(id=2, directoryId={NEW_DISK_3}) from the set of voters ["
     result = remove(image, 2, NEW_DISK_3)
     assert result.response.error.error is Errors.VOTER_NOT_FOUND and (result.response.error.message or "").startswith(message)
-    refused(remove(standalone(), 1), Errors.VOTER_NOT_FOUND, f"Cannot remove voter ReplicaKey(id=1, directoryId=Optional[{DIRS[1]}]) from the set of voters [ReplicaKey(id=1, directoryId=Optional[{DIRS[1]}])]")
+    refused(remove(standalone(), 1), Errors.VOTER_NOT_FOUND, f"Cannot remove voter ReplicaKey(id=1, directoryId={DIRS[1]}) from the set of voters [ReplicaKey(id=1, directoryId={DIRS[1]})]")
     refused(
         Controller(image).quorum.remove_voter(ReplicaKey(2, "AAAAAAAAAAAAAAAAAAAAAA")), Errors.INVALID_REQUEST,
         "Remove voter request didn't include a valid voter",
@@ -294,3 +294,76 @@ def test_advance_until_idle_waits_for_a_catching_up_controller() -> None:
     result = ClockControl(image).advance_until_idle()
     assert result.response.quorum.caught_up == ((ReplicaKey(2, DIRS[2]), math_ceil_ms(image.next_offset, 3)),)
     assert result.response.now_ms == math_ceil_ms(image.next_offset, 3)
+
+
+# Unregistering a controller (KIP-1312, 4.4.0) ------------------------------------------------------
+
+MV_4_4_IV2 = 33
+
+
+def test_remove_with_unregister_appends_the_unregistration_after_the_voter_change() -> None:
+    # MetadataQuorumCommand.handleRemoveController (4.4.0 :505-518): removeRaftVoter, then
+    # unregisterController; CCM.unregisterController writes one UnregisterControllerRecord (:513-516).
+    image = grown(3, MV_4_4_IV2)
+    assert sorted(image.cluster.controllers) == [1, 2, 3]
+    result = Controller(image).quorum.remove_voter(ReplicaKey(3, DIRS[3]), unregister=True)
+    assert result.response.unregistration is not None and result.response.unregistration.is_success
+    assert [type(r).__name__ for r in result.records][-1] == "UnregisterControllerRecord"
+    image = run(image, result)
+    assert voters(image) == (1, 2) and sorted(image.cluster.controllers) == [1, 2]
+
+
+def test_without_unregister_the_registration_stays() -> None:
+    image = grown(2, MV_4_4_IV2)
+    result = remove(image, 2)
+    assert result.response.unregistration is None
+    assert sorted(run(image, result).cluster.controllers) == [1, 2]
+
+
+def test_unregistration_refusals_leave_the_removal_made() -> None:
+    # CCM.unregisterController (4.4.0 :504-509): metadata.version below 4.4-IV2 first.
+    old = grown(2, 30)
+    result = Controller(old).quorum.remove_voter(ReplicaKey(2, DIRS[2]), unregister=True)
+    assert result.records and result.response.unregistration is not None
+    assert (result.response.unregistration.error, result.response.unregistration.message) == (
+        Errors.UNSUPPORTED_VERSION, "The current MetadataVersion is too old to support controller unregistration."
+    )
+    assert all(type(r).__name__ != "UnregisterControllerRecord" for r in result.records)
+    # QuorumController.unregisterController (4.4.0 :2167-2168): the active controller itself;
+    # a leader removing itself still leads until its removal commits.
+    result = Controller(grown(3, MV_4_4_IV2)).quorum.remove_voter(ReplicaKey(1, DIRS[1]), unregister=True)
+    assert result.response.leader_resigns and result.records
+    assert (result.response.unregistration.error, result.response.unregistration.message) == (  # type: ignore[union-attr]
+        Errors.INVALID_REQUEST, "Controller cannot unregister itself while it is active."
+    )
+
+
+def test_a_refused_removal_attempts_no_unregistration() -> None:
+    result = Controller(grown(2, MV_4_4_IV2)).quorum.remove_voter(ReplicaKey(2, NEW_DISK_3), unregister=True)
+    assert result.records == () and result.response.error.error is Errors.VOTER_NOT_FOUND and result.response.unregistration is None
+
+
+def test_unregister_controller_on_its_own() -> None:
+    image = grown(3, MV_4_4_IV2)
+    image = advance(run(image, remove(image, 3)))
+    # Kafka does not check voter membership (CCM 4.4.0 :504-516): a voter can be unregistered too.
+    result = Controller(image).quorum.unregister_controller(2)
+    assert (result.response.is_success, [type(r).__name__ for r in result.records]) == (True, ["UnregisterControllerRecord"])
+    image = run(image, Controller(image).quorum.unregister_controller(3))
+    assert sorted(image.cluster.controllers) == [1, 2]
+    again = Controller(image).quorum.unregister_controller(3)
+    assert again.records == ()
+    assert (again.response.error, again.response.message) == (Errors.CONTROLLER_ID_NOT_REGISTERED, "Controller ID 3 is not currently registered.")
+    active = Controller(image).quorum.unregister_controller(1)
+    assert (active.response.error, active.response.message) == (Errors.INVALID_REQUEST, "Controller cannot unregister itself while it is active.")
+
+
+def test_an_unregistered_controller_that_still_runs_registers_again() -> None:
+    # ControllerRegistrationManager.onMetadataUpdate (4.3.1 kafka_2.13 ControllerRegistrationManager.scala:158-193):
+    # a running controller whose registration is gone sends it again.
+    image = grown(3, MV_4_4_IV2)
+    image = run(image, Controller(image).quorum.remove_voter(ReplicaKey(3, DIRS[3]), unregister=True))
+    assert 3 not in image.cluster.controllers
+    assert 3 in advance(image).cluster.controllers
+    stopped = run(image, Controller(image).quorum.stop_controller(3))
+    assert 3 not in advance(stopped).cluster.controllers

@@ -92,6 +92,41 @@ def test_fenced_brokers_are_allowed_in_a_reassignment() -> None:
 # The three stages (§6.4) ---------------------------------------------------------------------------
 
 
+# --disallow-replication-factor-change (KIP-860, since 4.1) ----------------------------------------
+
+
+def test_disallowing_a_replication_factor_change_refuses_each_partition_that_changes_it() -> None:
+    # validatePartitionReplicationFactorUnchanged (4.4.0 RCM :2529-2548), after the manual
+    # assignment checks (:2303-2305); the other partitions of the request start.
+    image, _ = cluster()
+    result = Controller(image).reassignment.alter_partition_reassignments(
+        [ReassignmentTarget("foo", 0, (1, 2, 9, 4)), ReassignmentTarget("foo", 1, (4, 3, 1))],
+        allow_replication_factor_change=False,
+    )
+    assert [(r.partition, r.error.error, r.error.message) for r in result.response] == [
+        (0, Errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes broker 9, but no such broker is registered."),
+        (1, Errors.NONE, None),
+    ]
+    shrink = Controller(image).reassignment.alter_partition_reassignments([ReassignmentTarget("foo", 0, (1, 2))], allow_replication_factor_change=False)
+    assert shrink.records == ()
+    assert (shrink.response[0].error.error, shrink.response[0].error.message) == (
+        Errors.INVALID_REPLICATION_FACTOR, "The replication factor is changed from 3 to 2"
+    )
+    # Allowed by default (AllowReplicationFactorChange defaults to true).
+    assert reassign(image, ("foo", 0, (1, 2))).response[0].error.error is Errors.NONE
+
+
+def test_during_a_reassignment_the_replication_factor_is_the_set_it_ends_with() -> None:
+    # |replicas ∪ adding − removing| (4.4.0 RCM :2530-2541): (4, 2, 3, 1) adding 4 removing 1 is 3.
+    image, _ = cluster()
+    image = apply(image, reassign(image, ("foo", 0, (4, 2, 3))))
+    assert partition(image).replicas == (4, 2, 3, 1)
+    refused = Controller(image).reassignment.alter_partition_reassignments([ReassignmentTarget("foo", 0, (4, 2, 3, 1))], allow_replication_factor_change=False)
+    assert refused.response[0].error.message == "The replication factor is changed from 3 to 4"
+    same = Controller(image).reassignment.alter_partition_reassignments([ReassignmentTarget("foo", 0, (1, 2, 4))], allow_replication_factor_change=False)
+    assert same.response[0].error.error is Errors.NONE
+
+
 def test_reassignment_replicas() -> None:
     assert reassignment_replicas([1, 2, 3], [3, 4, 5]) == ((3, 4, 5, 1, 2), (4, 5), (1, 2))
     assert reassignment_replicas([1, 2, 3], [3, 2, 1]) == ((3, 2, 1), (), ())

@@ -36,6 +36,7 @@ _TOOL_CLASSES = {
     "kafka-reassign-partitions": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
     "kafka-log-dirs": "org.apache.kafka.tools.LogDirsCommand",
     "kafka-metadata-quorum": "org.apache.kafka.tools.MetadataQuorumCommand",
+    "kafka-cluster": "org.apache.kafka.tools.ClusterTool",
     "kafka-leader-election": "org.apache.kafka.tools.LeaderElectionCommand",
     "kafka-dump-log": "org.apache.kafka.tools.DumpLogSegments",
     "kafka-metadata-shell": "org.apache.kafka.shell.MetadataShell",

@@ -16,6 +16,7 @@ from pathlib import Path
 from kjbod.common.java import parse_java_int
 from kjbod.common.kafka_uuid import Uuid
 from kjbod.common.kafka_release import KafkaRelease
+from kjbod.common.versions import RELEASE_4_4
 from kjbod.controller.quorum_control import DEFAULT_CATCH_UP_RATE, ControllerProcess
 from kjbod.errors import UserError
 from kjbod.records import ControllerEndpoint
@@ -26,13 +27,15 @@ from kjbod.storage.properties import PropertiesError, read_properties
 _VALID = "Is this a valid controller configuration file?"
 
 
-def _properties(path: Path) -> dict[str, str]:
-    """MetadataQuorumCommand.getProperties (MetadataQuorumCommand.java:164-172)."""
+def _properties(path: Path, release: KafkaRelease) -> dict[str, str]:
+    """MetadataQuorumCommand.getProperties: 4.3.1's message (4.3.1 MetadataQuorumCommand.java:171)
+    became `... does not exist.` in 4.4.0 (4.4.0 MetadataQuorumCommand.java:174)."""
     try:
         return read_properties(path)
     except PropertiesError as exc:
         if exc.missing:
-            raise UserError(f"Properties file {path} does not exists!") from None
+            ending = "does not exist." if release.version >= RELEASE_4_4 else "does not exists!"
+            raise UserError(f"Properties file {path} {ending}") from None
         raise
 
 
@@ -122,7 +125,7 @@ def read_controller(
 ) -> ControllerProcess:
     """The controller a server.properties describes, in the order add-controller reads it; without
     `supported_features` it supports what a controller of `release` does."""
-    props = _properties(path)
+    props = _properties(path, release)
     node_id = controller_id(props, path)
     directory = metadata_directory(props)
     directory_id, cluster_id = metadata_directory_id(directory)

@@ -357,9 +357,13 @@ def execute(
     throttle: int = -1,
     log_dir_throttle: int = -1,
     additional: bool = False,
+    disallow_replication_factor_change: bool = False,
 ) -> ControllerResult[ToolReport]:
     """Start the reassignment of `plan` (executeAssignment), as one commit: the throttles, the
-    reassignments and the log-directory moves."""
+    reassignments and the log-directory moves. `disallow_replication_factor_change` is
+    --disallow-replication-factor-change (KIP-860, since 4.1; 4.4.0 ReassignPartitionsCommand
+    :810, :975-978): the controller refuses each partition whose replication factor would change,
+    and the tool prints those partitions under "Error reassigning partition(s):" as for any refusal."""
     validate_execute_plan(plan)
     image = controller.image
     proposed = plan.targets()
@@ -396,7 +400,8 @@ def execute(
         records += controller.reassignment.alter_configs(changes).records
 
     altered = controller.reassignment.alter_partition_reassignments(
-        [ReassignmentTarget(tp[0], tp[1], tuple(replicas)) for tp, replicas in proposed.items()]
+        [ReassignmentTarget(tp[0], tp[1], tuple(replicas)) for tp, replicas in proposed.items()],
+        allow_replication_factor_change=not disallow_replication_factor_change,
     )
     records += altered.records
     failed = sorted((r for r in altered.response if not r.succeeded), key=lambda r: tp_key((r.topic, r.partition)))

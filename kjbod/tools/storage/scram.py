@@ -147,9 +147,17 @@ def parse_scram_argument(argument: str, rng: random.Random | None = None) -> Use
         raise ScramError(f"The 'iterations' value must be >= {mechanism.min_iterations} for add-scram using {mechanism.enum_name}")
     if iterations > mechanism.max_iterations:
         raise ScramError(f"The 'iterations' value must be <= {mechanism.max_iterations} for add-scram using {mechanism.enum_name}")
+    # An empty password (or saltedpassword) is an empty HMAC key, which Java's SecretKeySpec
+    # refuses: kafka-storage dies with an uncaught java.lang.IllegalArgumentException: Empty key
+    # (ScramFormatter.hi :76, or .hmac :58 for an empty saltedpassword), exit 1, nothing written
+    # (run with 4.3.1 and 4.4.0). Python's hmac accepts an empty key, so kjbod checks it here.
     if salted_password is None:
         assert password is not None
+        if not password:
+            raise ScramError(_empty_key(mechanism_name, name, "password"))
         salted_password = hashlib.pbkdf2_hmac(mechanism.hash_name, password.encode(), salt, iterations)
+    elif not salted_password:
+        raise ScramError(_empty_key(mechanism_name, name, "saltedpassword"))
     client_key = hmac.digest(salted_password, b"Client Key", mechanism.hash_name)
     return UserScramCredentialRecord(
         name=name,
@@ -158,6 +166,13 @@ def parse_scram_argument(argument: str, rng: random.Random | None = None) -> Use
         stored_key=hashlib.new(mechanism.hash_name, client_key).digest(),
         server_key=hmac.digest(salted_password, b"Server Key", mechanism.hash_name),
         iterations=iterations,
+    )
+
+
+def _empty_key(mechanism_name: str, name: str, key: str) -> str:
+    return (
+        f"Empty key: the {mechanism_name} credential of {name} has an empty {key} (Kafka's kafka-storage fails with "
+        f"java.lang.IllegalArgumentException: Empty key); give it a non-empty one"
     )
 
 

@@ -73,6 +73,14 @@ def test_the_bootstrap_line_prints_javas_signed_bytes() -> None:
         ("SCRAM-SHA-256=[name=a,password=b,zeta=1,alpha=2]", "Unknown SCRAM configurations: alpha, zeta"),
         ("SCRAM-SHA-256=[name=a,password=b,iterations=4095]", "The 'iterations' value must be >= 4096 for add-scram using SCRAM_SHA_256"),
         ("SCRAM-SHA-512=[name=a,password=b,iterations=16385]", "The 'iterations' value must be <= 16384 for add-scram using SCRAM_SHA_512"),
+        # Java's SecretKeySpec refuses an empty key: kafka-storage's uncaught IllegalArgumentException
+        # (ScramFormatter.hi :76 / .hmac :58; run with 4.3.1 and 4.4.0: exit 1, nothing written).
+        ("SCRAM-SHA-256=[name=bob,password=]", "Empty key: the SCRAM-SHA-256 credential of bob has an empty password (Kafka's "
+         "kafka-storage fails with java.lang.IllegalArgumentException: Empty key); give it a non-empty one"),
+        ('SCRAM-SHA-512=[name=bob,password=""]', "Empty key: the SCRAM-SHA-512 credential of bob has an empty password (Kafka's "
+         "kafka-storage fails with java.lang.IllegalArgumentException: Empty key); give it a non-empty one"),
+        ("SCRAM-SHA-256=[name=bob,salt=c2FsdA==,saltedpassword=]", "Empty key: the SCRAM-SHA-256 credential of bob has an empty "
+         "saltedpassword (Kafka's kafka-storage fails with java.lang.IllegalArgumentException: Empty key); give it a non-empty one"),
     ],
 )
 def test_kafkas_refusals(argument: str, message: str) -> None:
