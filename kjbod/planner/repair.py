@@ -47,11 +47,11 @@ CHECKED = 5_000  # per pass, the best-scored single moves checked against the ru
 EXCHANGE_SIDE = 64  # per replica of A, the replicas of B an exchange scores (nearest in size to what would even the pair out)
 EXCHANGES_CHECKED = 512  # per pair of brokers, the best-scored exchanges checked against the rules
 DIRECTORY_SWAPS = 16  # per broker, the most leavers chosen again for its directories
-DIRECTORY_WORK = 160  # per pass, the most swaps scored (over all brokers)
+DIRECTORY_WORK = 1_500  # per pass, the most swap scorings plus swaps taken (over all brokers)
 SHORTCUTS_CHECKED = 1_000  # per pass, the best-scored shortcuts checked against the rules
 SWAP_SIDE = 8  # per leaver, the replicas nearest its size a directory swap scores
 SHORTCUT_SIDE = 8  # per replica leaving a broker, the replicas arriving there nearest its size a shortcut scores
-SWAPS_CHECKED = 16  # per directory swap, the best-scored ones checked against the rules
+SWAPS_CHECKED = 64  # per scoring of one broker's directory swaps, the best-scored ones checked (several may be taken)
 
 
 class Repair:
@@ -485,7 +485,8 @@ class Repair:
         limit = np.array(placement.dir_limit, dtype=np.float64)
         band = self.request.disk_band
         # Brokers furthest outside their directory band first, within a fixed amount of work
-        # (each step is a few small numpy operations): the pass costs the same at any scale.
+        # (a scoring is a few small numpy operations, a swap taken a few checks in Python): the
+        # pass costs the same at any scale.
         usage_all = placement.dir_usage
         broker_cap = np.bincount(t.dir_broker[counted], weights=capacity[counted], minlength=t.broker_count)
         mean_all = np.divide(np.bincount(t.dir_broker[counted], weights=usage_all[counted], minlength=t.broker_count), broker_cap,
@@ -523,8 +524,9 @@ class Repair:
                 q_sizes = t.rep_size[q_pool]
                 near = np.searchsorted(q_sizes, t.rep_size[mine])
                 window = np.arange(-SWAP_SIDE // 2, SWAP_SIDE // 2)
-                pick = np.unique(np.stack([np.repeat(np.arange(mine.size), window.size), np.clip(near[:, None] + window[None, :], 0, q_pool.size - 1).reshape(-1)]), axis=1)
-                r, q = mine[pick[0]], q_pool[pick[1]]
+                # The distinct (leaver, replica) pairs, in the order of np.unique(axis=1) on both, as one key (faster).
+                pair = np.unique(np.repeat(np.arange(mine.size), window.size) * q_pool.size + np.clip(near[:, None] + window[None, :], 0, q_pool.size - 1).reshape(-1))
+                r, q = mine[pair // q_pool.size], q_pool[pair % q_pool.size]
                 keep = (local[t.rep_dir[r]] != local[t.rep_dir[q]]) & (t.rep_part[r] != t.rep_part[q])
                 r, q = r[keep], q[keep]
                 if r.size == 0:
@@ -546,19 +548,35 @@ class Repair:
                 good = (penalty <= 1e-9) & (score < -1e-12)
                 if not good.any():
                     break
-                swapped = False
+                # Several swaps per scoring (it costs more than checking one): after the first,
+                # each is scored again against the usage the ones before it leave.
+                swapped = 0
+                usage_l, dirs_l, cap_l, limit_l = usage.tolist(), dirs.tolist(), cap.tolist(), limit[dirs].tolist()
                 for i in np.flatnonzero(good)[np.argsort((score + penalty)[good], kind="stable")][:SWAPS_CHECKED].tolist():
                     ri, qi, bi = int(r[i]), int(q[i]), int(b[i])
+                    if int(current[ri]) != bi or int(current[qi]) != a:
+                        continue  # one of them is in a swap taken in this scoring
+                    if swapped:
+                        after = list(usage_l)
+                        after[int(local[t.rep_dir[ri]])] += float(size_r[i])
+                        after[int(local[t.rep_dir[qi]])] -= float(size_q[i])
+                        saved_i = (outside - _outside_band_one(after, cap_l, limit_l, band, cap_total)) / 2
+                        if float(size_q[i] - size_r[i]) - saved_i >= -1e-12 * self.unit:
+                            continue
                     if not self._allowed_back(ri) or not self._allowed(qi, bi):
                         continue
                     if self._gain([(ri, a), (qi, bi)])[0] > 1e-9:
                         continue
                     self._move(ri, a)
                     self._move(qi, bi)
-                    swapped = True
-                    break
+                    swapped += 1
+                    usage_l = [placement.dir_loads[d] for d in dirs_l]
+                    outside = _outside_band_one(usage_l, cap_l, limit_l, band, cap_total)
+                    if outside <= 0:
+                        break
                 if not swapped:
                     break
+                work -= swapped
 
     def _allowed_back(self, rep: int) -> bool:
         """A replica that left its broker may come back to its own directory: the rules of
@@ -590,3 +608,12 @@ def _outside_band(usage: np.ndarray, cap: np.ndarray, limit: np.ndarray, band: f
     high = np.minimum((mean + band) * cap, limit)
     low = (mean - band) * cap
     return np.maximum(usage - high, 0).sum(axis=1) + np.maximum(low - usage, 0).sum(axis=1)
+
+
+def _outside_band_one(usage: list[float], cap: list[float], limit: list[float], band: float, cap_total: float) -> float:
+    """`_outside_band` of one broker's directories, in plain Python (a few directories: cheaper than numpy)."""
+    mean = sum(usage) / cap_total
+    off = 0.0
+    for u, c, top in zip(usage, cap, limit):
+        off += max(u - min((mean + band) * c, top), 0.0) + max((mean - band) * c - u, 0.0)
+    return off
