@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.kafka.runtime import SERVER_LOG4J, ToolResult, java_command, run_tool
+from tests.kafka.runtime import SERVER_LOG4J, ToolResult, java_command, run_tool, tools_archive_from
 
 CONTROLLER_ID = 100
 BROKER_IDS = (1, 2, 3)
@@ -218,6 +218,7 @@ class KafkaCluster:
             self.stop()
             raise
         self._save()
+        tools_archive_from(self.version, self.bootstrap_servers)
 
     def _launch(self, node: Node) -> None:
         command = java_command(self.version, "kafka.Kafka", [str(node.config)], jvm_flags=SERVER_JVM_FLAGS, log4j=SERVER_LOG4J)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from tests.kafka.cluster import KafkaCluster
 from tests.kafka.conftest import kjbod, metadata_log_end, newest_snapshot
-from tests.kafka.runtime import TOOL_JVM_FLAGS, TOOLS_LOG4J, _TOOL_CLASSES, classpath, java_command, tool_class, tool_release
+from tests.kafka.runtime import _TOOL_CLASSES, java_command, tool_class, tool_release
 
 # The tools an operator's bin/ holds that these tests use, with the main class each script runs.
 BIN_TOOLS = ("kafka-reassign-partitions", "kafka-log-dirs", "kafka-topics", "kafka-configs")
@@ -46,7 +46,7 @@ def kafka_bin(directory: Path, version: str, *, tools: Iterable[str] = BIN_TOOLS
     for tool in tools:
         assert tool in _TOOL_CLASSES, tool
         release = tool_release(version, tool)
-        command = ["java", *TOOL_JVM_FLAGS, f"-Dlog4j2.configurationFile={TOOLS_LOG4J}", "-cp", classpath(release), tool_class(version, tool)]
+        command = java_command(release, tool_class(version, tool), [])
         log = f'printf "%s\\n" "$*" >> {shlex.quote(str(log_invocations))}\n' if log_invocations is not None else ""
         script = directory / f"{tool}.sh"
         script.write_text(f"#!/bin/sh\n# Kafka {release}'s {tool}, as its bin/ script runs it.\n{log}exec {shlex.join(command)} \"$@\"\n")
