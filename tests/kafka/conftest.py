@@ -199,18 +199,19 @@ def newest_snapshot(directory: Path) -> Path | None:
     return snapshots[-1] if snapshots else None
 
 
-def _settle(directory: Path, timeout: float = 60, quiet: int = 3) -> tuple[Path, int]:
+def _settle(directory: Path, timeout: float = 60, quiet: float = 3) -> tuple[Path, int]:
     """Wait until the controller's log and snapshots have not changed for `quiet` seconds; its
-    newest snapshot and log end."""
+    newest snapshot and log end. (Looked at every quarter second: a wait is `quiet` seconds
+    after the last change, not up to a second more.)"""
     deadline = time.monotonic() + timeout
-    last, unchanged = None, 0
+    last, since = None, time.monotonic()
     while time.monotonic() < deadline:
-        time.sleep(1)
         now = (newest_snapshot(directory), metadata_log_end(directory), sorted(p.name for p in directory.iterdir()))
-        unchanged = unchanged + 1 if now == last and not any(name.endswith(".part") for name in now[2]) else 0
-        if unchanged >= quiet:
+        if now != last or any(name.endswith(".part") for name in now[2]):
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
             return now[0], now[1]
-        last = now
+        time.sleep(0.25)
     raise TimeoutError(f"{directory} still changing after {timeout}s")
 
 
