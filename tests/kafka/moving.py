@@ -23,7 +23,8 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -148,9 +149,10 @@ def parse_placement(topics_describe: str, log_dirs_describe: str) -> Placement:
 
 
 def placement(cluster: KafkaCluster) -> Placement:
+    """Both tools run at once (nothing moves meanwhile: between plans, or after a plan's last wave)."""
     servers = cluster.bootstrap_servers
-    topics = cluster.tool("kafka-topics", "--bootstrap-server", servers, "--describe").check()
-    log_dirs = cluster.tool("kafka-log-dirs", "--bootstrap-server", servers, "--describe").check()
+    topics, log_dirs = in_parallel(lambda tool: cluster.tool(tool, "--bootstrap-server", servers, "--describe").check(),
+                                   ("kafka-topics", "kafka-log-dirs"))
     return parse_placement(topics.stdout, log_dirs.stdout)
 
 
@@ -191,15 +193,25 @@ def throttles_left(cluster: KafkaCluster) -> list[str]:
 
 
 @dataclass
+class Samples:
+    count: int = 0
+
+
+@dataclass
 class MinIsrSampler:
     """kafka-topics --describe --under-min-isr-partitions every `interval` seconds in the
-    background: how many samples, and every line one of them printed (none expected)."""
+    background while data moves (inside `sampling()`; between plans nothing moves, and a JVM every
+    few seconds is a fair share of two cores): how many samples, and every line one of them printed
+    (none expected)."""
 
     cluster: KafkaCluster
-    interval: float = 3.0
+    interval: float = 2.0
     samples: int = 0
     under: list[str] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
+    _active: threading.Event = field(default_factory=threading.Event)
+    _current: Samples | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
     _thread: threading.Thread | None = None
 
     def __enter__(self) -> MinIsrSampler:
@@ -207,13 +219,36 @@ class MinIsrSampler:
         self._thread.start()
         return self
 
+    @contextmanager
+    def sampling(self) -> Iterator[Samples]:
+        """Sample meanwhile; the samples counted are those that began and ended inside, and one
+        more is taken at the end, so that a short move is sampled at least once after it."""
+        current = self._current = Samples()
+        self._active.set()
+        try:
+            yield current
+        finally:
+            self._active.clear()
+            with self._lock:
+                self._current = None
+            self._take(current)
+
     def _sample(self) -> None:
         while not self._stop.is_set():
-            result = self.cluster.tool("kafka-topics", "--bootstrap-server", self.cluster.bootstrap_servers, "--describe", "--under-min-isr-partitions")
-            if result.exit_code == 0:
-                self.samples += 1
-                self.under += [line for line in result.stdout.splitlines() if line.strip()]
+            if not self._active.wait(0.2):
+                continue
+            current = self._current
+            if current is not None:
+                self._take(current)
             self._stop.wait(self.interval)
+
+    def _take(self, current: Samples) -> None:
+        result = self.cluster.tool("kafka-topics", "--bootstrap-server", self.cluster.bootstrap_servers, "--describe", "--under-min-isr-partitions")
+        if result.exit_code == 0:
+            with self._lock:
+                self.samples += 1
+                current.count += 1
+                self.under += [line for line in result.stdout.splitlines() if line.strip()]
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
@@ -333,6 +368,7 @@ class Scene:
     bin: Path
     produced: dict[str, str]
     records_before: dict[str, dict[int, Digest]]
+    seconds: dict[str, float] = field(default_factory=dict)  # per phase of its start, for the figures
 
 
 def in_parallel(action, items):  # noqa: ANN001, ANN201 - a small helper over a thread pool
@@ -354,15 +390,28 @@ def start_scene(home: Path, *, die_with_parent: bool = True, log_invocations: Pa
         SCENE_VERSION, home / "cluster", controller_overrides=dict(CONTROLLER_OVERRIDES),
         broker_overrides={"offsets.topic.num.partitions": 1}, die_with_parent=die_with_parent,
     )
+    seconds: dict[str, float] = {}
+    mark = time.monotonic()
+
+    def timed(phase: str) -> None:
+        nonlocal mark
+        seconds[phase], mark = time.monotonic() - mark, time.monotonic()
+
     cluster.configure()
     cluster.format_with_kafka("--release-version", LIVE_RELEASE_VERSION)
+    timed("format")
     cluster.start()
+    timed("start")
     try:
-        create_topics(cluster, SCENE_TOPICS)
+        in_parallel(lambda topic: create_topics(cluster, [topic]), SCENE_TOPICS)
+        timed("topics")
         produced = dict(zip((t.name for t in SCENE_TOPICS), in_parallel(lambda topic: produce(cluster, topic), SCENE_TOPICS)))
+        timed("produce")
         records = dict(zip((t.name for t in SCENE_TOPICS), in_parallel(lambda topic: read_back(cluster, topic), SCENE_TOPICS)))
+        timed("read back")
         cluster.add_broker(ADDED_BROKER, "--release-version", LIVE_RELEASE_VERSION)
+        timed("broker added")
     except BaseException:
         cluster.stop()
         raise
-    return Scene(cluster, kafka_bin(home / "kafka" / "bin", SCENE_VERSION, log_invocations=log_invocations), produced, records)
+    return Scene(cluster, kafka_bin(home / "kafka" / "bin", SCENE_VERSION, log_invocations=log_invocations), produced, records, seconds)
