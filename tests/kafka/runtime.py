@@ -121,9 +121,24 @@ def _java_identity() -> str:
     return f"{real} {os.stat(real).st_mtime_ns}"
 
 
+_ARCHIVES: dict[str, Path] = {}
+
+
 def tools_archive(version: str) -> Path:
-    key = hashlib.sha256(f"{classpath(version)}\n{_java_identity()}".encode()).hexdigest()[:16]
-    return TARGET / f"tools-{version}-{key}.jsa"
+    """Named by everything the JVM checks it against: the java binary, the classpath, each jar's
+    size and modification time (a jar Maven fetched again gets a new archive)."""
+    if version not in _ARCHIVES:
+        jars = [f"{jar} {stat.st_size} {stat.st_mtime_ns}" for jar in classpath(version).split(os.pathsep) if (stat := _stat(jar)) is not None]
+        key = hashlib.sha256("\n".join([_java_identity(), *jars]).encode()).hexdigest()[:16]
+        _ARCHIVES[version] = TARGET / f"tools-{version}-{key}.jsa"
+    return _ARCHIVES[version]
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
 
 
 def _cds_flags(version: str) -> tuple[str, ...]:
