@@ -199,10 +199,9 @@ def newest_snapshot(directory: Path) -> Path | None:
     return snapshots[-1] if snapshots else None
 
 
-def _settle(directory: Path, timeout: float = 60, quiet: float = 3) -> tuple[Path, int]:
-    """Wait until the controller's log and snapshots have not changed for `quiet` seconds; its
-    newest snapshot and log end. (Looked at every quarter second: a wait is `quiet` seconds
-    after the last change, not up to a second more.)"""
+def quiet_moment(directory: Path, quiet: float = 3, timeout: float = 60) -> tuple[Path | None, int, list[str]]:
+    """Wait until the controller's log and snapshots have not changed for `quiet` seconds (looked
+    at every quarter second); its newest snapshot, log end and file names then."""
     deadline = time.monotonic() + timeout
     last, since = None, time.monotonic()
     while time.monotonic() < deadline:
@@ -210,9 +209,15 @@ def _settle(directory: Path, timeout: float = 60, quiet: float = 3) -> tuple[Pat
         if now != last or any(name.endswith(".part") for name in now[2]):
             last, since = now, time.monotonic()
         elif time.monotonic() - since >= quiet:
-            return now[0], now[1]
+            return now
         time.sleep(0.25)
     raise TimeoutError(f"{directory} still changing after {timeout}s")
+
+
+def _settle(directory: Path, timeout: float = 60, quiet: float = 3) -> tuple[Path, int]:
+    """quiet_moment's newest snapshot and log end."""
+    snapshot, end, _ = quiet_moment(directory, quiet, timeout)
+    return snapshot, end
 
 
 def snapshot_end(snapshot: Path) -> int:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.kafka.cluster import KafkaCluster
-from tests.kafka.conftest import kjbod, metadata_log_end, newest_snapshot
+from tests.kafka.conftest import kjbod, quiet_moment
 from tests.kafka.runtime import _TOOL_CLASSES, java_command, tool_class, tool_release
 
 # The tools an operator's bin/ holds that these tests use, with the main class each script runs.
@@ -259,21 +259,6 @@ class MinIsrSampler:
 # The controller's files, imported -------------------------------------------------------------------
 
 
-def _quiet(directory: Path, quiet: float = 3, timeout: float = 90) -> tuple[Path | None, int, list[str]]:
-    """Wait until the controller's metadata log and snapshots have not changed for `quiet`
-    seconds; its newest snapshot, log end and files then."""
-    deadline = time.monotonic() + timeout
-    last, since = None, time.monotonic()
-    while time.monotonic() < deadline:
-        now = (newest_snapshot(directory), metadata_log_end(directory), sorted(p.name for p in directory.iterdir()))
-        if now != last or any(name.endswith(".part") for name in now[2]):
-            last, since = now, time.monotonic()
-        elif time.monotonic() - since >= quiet:
-            return now
-        time.sleep(0.5)
-    raise TimeoutError(f"{directory} still changing after {timeout}s")
-
-
 # Kafka 4.4's kafka-log-dirs prints no disk sizes; DescribeLogDirs v4 carries them (totalBytes and
 # usableBytes, KIP-827) and kjbod reads them as the directories' capacities. The scene's directories
 # share one big disk, on which tens of MB are nothing: it pretends each is a disk of this size
@@ -327,7 +312,7 @@ def capture(cluster: KafkaCluster, work: Path) -> Path:
     `kjbod import cluster` of them into `work`/state, which is returned."""
     metadata = cluster.controller.log_dirs[0] / "__cluster_metadata-0"
     for attempt in range(5):
-        quiet = _quiet(metadata)
+        quiet = quiet_moment(metadata, timeout=90)
         assert quiet[0] is not None, f"the controller has written no snapshot yet in {metadata}"
         copy = work / f"controller-files-{attempt}"
         copy.mkdir(parents=True)
@@ -335,7 +320,7 @@ def capture(cluster: KafkaCluster, work: Path) -> Path:
             if name.endswith((".log", ".checkpoint")):
                 shutil.copy2(metadata / name, copy / name)
         outputs = log_dirs_outputs(cluster, work)
-        if _quiet(metadata, quiet=0.5) == quiet:
+        if quiet_moment(metadata, quiet=0.5, timeout=90) == quiet:
             break
     else:
         raise AssertionError(f"the controller kept writing to {metadata} while its files were copied")
