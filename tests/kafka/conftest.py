@@ -62,11 +62,17 @@ def kafka_version(request: pytest.FixtureRequest) -> Iterator[str]:
         os.environ["KJBOD_KAFKA_VERSION"] = before
 
 
+# Lines a test has for the terminal summary (the reassign proof's figures).
+SUMMARY_LINES: list[str] = []
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001 - pytest's hook
-    """How long Kafka's tools took: the figure to watch for CI's time."""
+    """How long Kafka's tools took: the figure to watch for CI's time; then the tests' lines."""
     if TOOL_RUNS:
         seconds = sum(run.seconds for run in TOOL_RUNS)
         terminalreporter.write_line(f"Kafka tools: {len(TOOL_RUNS)} runs, {seconds:.0f}s")
+    for line in SUMMARY_LINES:
+        terminalreporter.write_line(line)
 
 
 @dataclass
