@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.kafka.runtime import SERVER_LOG4J, ToolResult, java_command, run_tool
+from tests.kafka.runtime import SERVER_LOG4J, ToolResult, java_command, run_tool, tools_archive_from
 
 CONTROLLER_ID = 100
 BROKER_IDS = (1, 2, 3)
@@ -43,8 +43,13 @@ SERVER_JVM_FLAGS = ("-Xms64m", "-Xmx320m", "-XX:+UseSerialGC", "-XX:TieredStopAt
 
 
 def random_kafka_uuid() -> str:
-    """`Uuid.randomUuid().toString()`: URL-safe base64 of 16 random bytes, unpadded."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """`Uuid.randomUuid().toString()`: URL-safe base64 of 16 random bytes, unpadded, drawn again
+    while it starts with a dash, as Kafka does (Uuid.java:76-82 in 4.3.1's kafka-clients): one id
+    in 64 did, and kafka-storage's `-t -xyz...` then failed to parse (a cluster start in 64)."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 def free_ports(count: int) -> list[int]:
@@ -218,6 +223,7 @@ class KafkaCluster:
             self.stop()
             raise
         self._save()
+        tools_archive_from(self.version, self.bootstrap_servers)
 
     def _launch(self, node: Node) -> None:
         command = java_command(self.version, "kafka.Kafka", [str(node.config)], jvm_flags=SERVER_JVM_FLAGS, log4j=SERVER_LOG4J)

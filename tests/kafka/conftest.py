@@ -72,11 +72,17 @@ def kafka_version(request: pytest.FixtureRequest) -> Iterator[str]:
         yield request.param
 
 
+# Lines a test has for the terminal summary (the reassign proof's figures).
+SUMMARY_LINES: list[str] = []
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001 - pytest's hook
-    """How long Kafka's tools took: the figure to watch for CI's time."""
+    """How long Kafka's tools took: the figure to watch for CI's time; then the tests' lines."""
     if TOOL_RUNS:
         seconds = sum(run.seconds for run in TOOL_RUNS)
         terminalreporter.write_line(f"Kafka tools: {len(TOOL_RUNS)} runs, {seconds:.0f}s")
+    for line in SUMMARY_LINES:
+        terminalreporter.write_line(line)
 
 
 @dataclass
@@ -209,19 +215,25 @@ def newest_snapshot(directory: Path) -> Path | None:
     return snapshots[-1] if snapshots else None
 
 
-def _settle(directory: Path, timeout: float = 60, quiet: int = 3) -> tuple[Path, int]:
-    """Wait until the controller's log and snapshots have not changed for `quiet` seconds; its
-    newest snapshot and log end."""
+def quiet_moment(directory: Path, quiet: float = 3, timeout: float = 60) -> tuple[Path | None, int, list[str]]:
+    """Wait until the controller's log and snapshots have not changed for `quiet` seconds (looked
+    at every quarter second); its newest snapshot, log end and file names then."""
     deadline = time.monotonic() + timeout
-    last, unchanged = None, 0
+    last, since = None, time.monotonic()
     while time.monotonic() < deadline:
-        time.sleep(1)
         now = (newest_snapshot(directory), metadata_log_end(directory), sorted(p.name for p in directory.iterdir()))
-        unchanged = unchanged + 1 if now == last and not any(name.endswith(".part") for name in now[2]) else 0
-        if unchanged >= quiet:
-            return now[0], now[1]
-        last = now
+        if now != last or any(name.endswith(".part") for name in now[2]):
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return now
+        time.sleep(0.25)
     raise TimeoutError(f"{directory} still changing after {timeout}s")
+
+
+def _settle(directory: Path, timeout: float = 60, quiet: float = 3) -> tuple[Path, int]:
+    """quiet_moment's newest snapshot and log end."""
+    snapshot, end, _ = quiet_moment(directory, quiet, timeout)
+    return snapshot, end
 
 
 def snapshot_end(snapshot: Path) -> int:

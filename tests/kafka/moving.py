@@ -23,13 +23,14 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.kafka.cluster import KafkaCluster
-from tests.kafka.conftest import kjbod, metadata_log_end, newest_snapshot
-from tests.kafka.runtime import TOOL_JVM_FLAGS, TOOLS_LOG4J, _TOOL_CLASSES, classpath, java_command, tool_class, tool_release
+from tests.kafka.conftest import kjbod, quiet_moment
+from tests.kafka.runtime import _TOOL_CLASSES, java_command, tool_class, tool_release
 
 # The tools an operator's bin/ holds that these tests use, with the main class each script runs.
 BIN_TOOLS = ("kafka-reassign-partitions", "kafka-log-dirs", "kafka-topics", "kafka-configs")
@@ -46,7 +47,7 @@ def kafka_bin(directory: Path, version: str, *, tools: Iterable[str] = BIN_TOOLS
     for tool in tools:
         assert tool in _TOOL_CLASSES, tool
         release = tool_release(version, tool)
-        command = ["java", *TOOL_JVM_FLAGS, f"-Dlog4j2.configurationFile={TOOLS_LOG4J}", "-cp", classpath(release), tool_class(version, tool)]
+        command = java_command(release, tool_class(version, tool), [])
         log = f'printf "%s\\n" "$*" >> {shlex.quote(str(log_invocations))}\n' if log_invocations is not None else ""
         script = directory / f"{tool}.sh"
         script.write_text(f"#!/bin/sh\n# Kafka {release}'s {tool}, as its bin/ script runs it.\n{log}exec {shlex.join(command)} \"$@\"\n")
@@ -148,9 +149,10 @@ def parse_placement(topics_describe: str, log_dirs_describe: str) -> Placement:
 
 
 def placement(cluster: KafkaCluster) -> Placement:
+    """Both tools run at once (nothing moves meanwhile: between plans, or after a plan's last wave)."""
     servers = cluster.bootstrap_servers
-    topics = cluster.tool("kafka-topics", "--bootstrap-server", servers, "--describe").check()
-    log_dirs = cluster.tool("kafka-log-dirs", "--bootstrap-server", servers, "--describe").check()
+    topics, log_dirs = in_parallel(lambda tool: cluster.tool(tool, "--bootstrap-server", servers, "--describe").check(),
+                                   ("kafka-topics", "kafka-log-dirs"))
     return parse_placement(topics.stdout, log_dirs.stdout)
 
 
@@ -191,15 +193,25 @@ def throttles_left(cluster: KafkaCluster) -> list[str]:
 
 
 @dataclass
+class Samples:
+    count: int = 0
+
+
+@dataclass
 class MinIsrSampler:
     """kafka-topics --describe --under-min-isr-partitions every `interval` seconds in the
-    background: how many samples, and every line one of them printed (none expected)."""
+    background while data moves (inside `sampling()`; between plans nothing moves, and a JVM every
+    few seconds is a fair share of two cores): how many samples, and every line one of them printed
+    (none expected)."""
 
     cluster: KafkaCluster
-    interval: float = 3.0
+    interval: float = 2.0
     samples: int = 0
     under: list[str] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
+    _active: threading.Event = field(default_factory=threading.Event)
+    _current: Samples | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
     _thread: threading.Thread | None = None
 
     def __enter__(self) -> MinIsrSampler:
@@ -207,13 +219,36 @@ class MinIsrSampler:
         self._thread.start()
         return self
 
+    @contextmanager
+    def sampling(self) -> Iterator[Samples]:
+        """Sample meanwhile; the samples counted are those that began and ended inside, and one
+        more is taken at the end, so that a short move is sampled at least once after it."""
+        current = self._current = Samples()
+        self._active.set()
+        try:
+            yield current
+        finally:
+            self._active.clear()
+            with self._lock:
+                self._current = None
+            self._take(current)
+
     def _sample(self) -> None:
         while not self._stop.is_set():
-            result = self.cluster.tool("kafka-topics", "--bootstrap-server", self.cluster.bootstrap_servers, "--describe", "--under-min-isr-partitions")
-            if result.exit_code == 0:
-                self.samples += 1
-                self.under += [line for line in result.stdout.splitlines() if line.strip()]
+            if not self._active.wait(0.2):
+                continue
+            current = self._current
+            if current is not None:
+                self._take(current)
             self._stop.wait(self.interval)
+
+    def _take(self, current: Samples) -> None:
+        result = self.cluster.tool("kafka-topics", "--bootstrap-server", self.cluster.bootstrap_servers, "--describe", "--under-min-isr-partitions")
+        if result.exit_code == 0:
+            with self._lock:
+                self.samples += 1
+                current.count += 1
+                self.under += [line for line in result.stdout.splitlines() if line.strip()]
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
@@ -222,21 +257,6 @@ class MinIsrSampler:
 
 
 # The controller's files, imported -------------------------------------------------------------------
-
-
-def _quiet(directory: Path, quiet: float = 3, timeout: float = 90) -> tuple[Path | None, int, list[str]]:
-    """Wait until the controller's metadata log and snapshots have not changed for `quiet`
-    seconds; its newest snapshot, log end and files then."""
-    deadline = time.monotonic() + timeout
-    last, since = None, time.monotonic()
-    while time.monotonic() < deadline:
-        now = (newest_snapshot(directory), metadata_log_end(directory), sorted(p.name for p in directory.iterdir()))
-        if now != last or any(name.endswith(".part") for name in now[2]):
-            last, since = now, time.monotonic()
-        elif time.monotonic() - since >= quiet:
-            return now
-        time.sleep(0.5)
-    raise TimeoutError(f"{directory} still changing after {timeout}s")
 
 
 # Kafka 4.4's kafka-log-dirs prints no disk sizes; DescribeLogDirs v4 carries them (totalBytes and
@@ -292,7 +312,7 @@ def capture(cluster: KafkaCluster, work: Path) -> Path:
     `kjbod import cluster` of them into `work`/state, which is returned."""
     metadata = cluster.controller.log_dirs[0] / "__cluster_metadata-0"
     for attempt in range(5):
-        quiet = _quiet(metadata)
+        quiet = quiet_moment(metadata, timeout=90)
         assert quiet[0] is not None, f"the controller has written no snapshot yet in {metadata}"
         copy = work / f"controller-files-{attempt}"
         copy.mkdir(parents=True)
@@ -300,7 +320,7 @@ def capture(cluster: KafkaCluster, work: Path) -> Path:
             if name.endswith((".log", ".checkpoint")):
                 shutil.copy2(metadata / name, copy / name)
         outputs = log_dirs_outputs(cluster, work)
-        if _quiet(metadata, quiet=0.5) == quiet:
+        if quiet_moment(metadata, quiet=0.5, timeout=90) == quiet:
             break
     else:
         raise AssertionError(f"the controller kept writing to {metadata} while its files were copied")
@@ -333,6 +353,7 @@ class Scene:
     bin: Path
     produced: dict[str, str]
     records_before: dict[str, dict[int, Digest]]
+    seconds: dict[str, float] = field(default_factory=dict)  # per phase of its start, for the figures
 
 
 def in_parallel(action, items):  # noqa: ANN001, ANN201 - a small helper over a thread pool
@@ -354,15 +375,28 @@ def start_scene(home: Path, *, die_with_parent: bool = True, log_invocations: Pa
         SCENE_VERSION, home / "cluster", controller_overrides=dict(CONTROLLER_OVERRIDES),
         broker_overrides={"offsets.topic.num.partitions": 1}, die_with_parent=die_with_parent,
     )
+    seconds: dict[str, float] = {}
+    mark = time.monotonic()
+
+    def timed(phase: str) -> None:
+        nonlocal mark
+        seconds[phase], mark = time.monotonic() - mark, time.monotonic()
+
     cluster.configure()
     cluster.format_with_kafka("--release-version", LIVE_RELEASE_VERSION)
+    timed("format")
     cluster.start()
+    timed("start")
     try:
-        create_topics(cluster, SCENE_TOPICS)
+        in_parallel(lambda topic: create_topics(cluster, [topic]), SCENE_TOPICS)
+        timed("topics")
         produced = dict(zip((t.name for t in SCENE_TOPICS), in_parallel(lambda topic: produce(cluster, topic), SCENE_TOPICS)))
+        timed("produce")
         records = dict(zip((t.name for t in SCENE_TOPICS), in_parallel(lambda topic: read_back(cluster, topic), SCENE_TOPICS)))
+        timed("read back")
         cluster.add_broker(ADDED_BROKER, "--release-version", LIVE_RELEASE_VERSION)
+        timed("broker added")
     except BaseException:
         cluster.stop()
         raise
-    return Scene(cluster, kafka_bin(home / "kafka" / "bin", SCENE_VERSION, log_invocations=log_invocations), produced, records)
+    return Scene(cluster, kafka_bin(home / "kafka" / "bin", SCENE_VERSION, log_invocations=log_invocations), produced, records, seconds)

@@ -13,15 +13,15 @@ moves per broker:
 2. drain-dirs of broker 1's first directory: `kjbod reassign run`;
 3. rebalance-disks: the runbook examples/kafka/plan-check-run.sh (plan, check, run);
 4. remove-brokers 2: `kjbod reassign run`.
-CI runs only add-brokers, by `kjbod reassign run` (about 3 minutes with the interruptions);
-KJBOD_KAFKA_PROOF=full runs the four (about 4 minutes, the figures of the note).
 
 After each: where Kafka says every replica is (kafka-topics and kafka-log-dirs --describe) equals
 the plan, for every replica's broker and directory, and equals kjbod's rehearsal (the same waves
-with `reassign execute` and `clock advance --until-idle` on the imported state). Throughout: no
-partition under min.insync.replicas (sampled). At the end: no throttle left (kafka-configs), every
-record written before read back. Then `reassign run` interrupted by SIGINT and SIGKILL and resumed
-(interruptions.py; bench/bench_reassign_interrupt.py does it 20+ times).
+with `reassign execute` and `clock advance --until-idle` on the imported state). While the waves
+of every plan run: no partition under min.insync.replicas (sampled). At the end: no throttle left
+(kafka-configs), every record written before read back. Then `reassign run` interrupted by SIGINT
+and SIGKILL and resumed (interruptions.py; bench/bench_reassign_interrupt.py does it 20+ times).
+The figures (waves, partitions and bytes moved, seconds per wave and under throttle, and where the
+time of each step went) are printed in the terminal summary and kept in figures.txt.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from typing import Any
 import pytest
 
 from tests.kafka import interruptions
-from tests.kafka.conftest import KjbodResult, kjbod, kjbod_speaks
+from tests.kafka.conftest import SUMMARY_LINES, KjbodResult, kjbod, kjbod_speaks
 from tests.kafka.moving import (
     SCENE_TOPICS,
     SCENE_VERSION,
@@ -57,6 +57,7 @@ from tests.kafka.moving import (
     start_scene,
     throttles_left,
 )
+from tests.kafka.runtime import TARGET
 
 RUNBOOK = Path(__file__).resolve().parents[2] / "examples" / "kafka" / "plan-check-run.sh"
 MOVES_PER_BROKER = "2"
@@ -89,6 +90,13 @@ class Step:
     figures: list[WaveFigure] = field(default_factory=list)
     output: str = ""
     seconds: float = 0.0
+    samples: int = 0  # min-ISR samples taken while its waves ran
+    phases: dict[str, float] = field(default_factory=dict)  # seconds per phase of the step, for the figures
+
+    def timed(self, phase: str, started: float) -> float:
+        now = time.monotonic()
+        self.phases[phase] = self.phases.get(phase, 0.0) + now - started
+        return now
 
     @property
     def expected(self) -> Placement:
@@ -107,15 +115,8 @@ class Moved:
     work: Path
 
 
-# CI runs one plan (add-brokers, by `reassign run`); KJBOD_KAFKA_PROOF=full runs all four (the note's
-# figures), which takes several minutes more.
-FULL = os.environ.get("KJBOD_KAFKA_PROOF") == "full"
-
-
 def _steps(scene: Scene) -> list[Step]:
     first_dir = str(scene.cluster.brokers[0].log_dirs[0])
-    if not FULL:
-        return [Step("add-brokers", ("--goal", "add-brokers", "--broker-list", "4"), "reassign run")]
     return [
         Step("add-brokers", ("--goal", "add-brokers", "--broker-list", "4"), "by hand"),
         Step("drain-dirs", ("--goal", "drain-dirs", "--dir", f"1:{first_dir}"), "reassign run"),
@@ -141,8 +142,11 @@ def moved(tmp_path_factory: pytest.TempPathFactory) -> Any:
     try:
         steps = _steps(scene)
         with MinIsrSampler(scene.cluster) as sampler:
+            before = placement(scene.cluster)
             for step in steps:
-                _carry_out(scene, step, work / step.name)
+                _carry_out(scene, step, work / step.name, before, sampler)
+                # Nothing moves between two plans: where one left every replica is where the next starts.
+                before = step.after
         throttles = throttles_left(scene.cluster)
         records = dict(zip((t.name for t in SCENE_TOPICS), in_parallel(lambda topic: read_back(scene.cluster, topic), SCENE_TOPICS)))
         yield Moved(scene, scene_seconds, steps, sampler, throttles, records, time.monotonic() - started, work)
@@ -150,16 +154,23 @@ def moved(tmp_path_factory: pytest.TempPathFactory) -> Any:
         scene.cluster.stop()
 
 
-def _carry_out(scene: Scene, step: Step, work: Path) -> None:
-    started = time.monotonic()
+def _carry_out(scene: Scene, step: Step, work: Path, before: Placement, sampler: MinIsrSampler) -> None:
+    """Import, plan, check, rehearse, then carry out the waves (min ISR sampled meanwhile)."""
+    started = mark = time.monotonic()
     cluster = scene.cluster
     work.mkdir()
-    step.before = placement(cluster)
+    step.before = before
     state = capture(cluster, work)
     step.imported = kjbod_placement(state)
+    mark = step.timed("capture and import", mark)
     plan_file = work / "plan.json"
     if step.how == "runbook":
-        step.output = _runbook(scene, state, work, step.goal)
+        # The runbook plans, checks and runs in one go: its waves are rehearsed after it ran, on
+        # the state it planned on (the run changes Kafka, not the imported state).
+        with sampler.sampling() as samples:
+            step.output = _runbook(scene, state, work, step.goal)
+        step.figures = [_figure(wave) for wave in json.loads((work / "run.json").read_text())["waves"]]
+        mark = step.timed("runbook (plan, check, run)", mark)
     else:
         planned_ = kjbod("-o", "json", "reassign", "plan", *step.goal, "--engine", "local",
                          "--max-concurrent-moves-per-broker", MOVES_PER_BROKER, "--output-file", plan_file, state=state)
@@ -169,21 +180,27 @@ def _carry_out(scene: Scene, step: Step, work: Path) -> None:
             kjbod("reassign", "check", "--reassignment-json-file", plan_file, *THROTTLES, state=state),
             kjbod("reassign", "check", "--reassignment-json-file", work / "plan.wave-*.json", *THROTTLES, state=state),
         ]
+        mark = step.timed("plan and check", mark)
     step.plan = json.loads(plan_file.read_text())
     step.waves = sorted(work.glob("plan.wave-*[0-9].json"))
     assert step.plan["partitions"] and step.waves, f"{step.name}: nothing planned"
     _rehearse(step, state, work / "rehearsal")
+    mark = step.timed("rehearsal", mark)
     if step.how == "by hand":
-        step.figures = [_by_hand(scene, wave, number) for number, wave in enumerate(step.waves, start=1)]
+        with sampler.sampling() as samples:
+            step.figures = [_by_hand(scene, wave, number) for number, wave in enumerate(step.waves, start=1)]
     elif step.how == "reassign run":
-        ran = kjbod("-o", "json", "reassign", "run", "--reassignment-json-file", plan_file, "--bootstrap-server", cluster.bootstrap_servers,
-                    "--kafka-bin", scene.bin, *THROTTLES, "--poll-interval", "1")
+        with sampler.sampling() as samples:
+            ran = kjbod("-o", "json", "reassign", "run", "--reassignment-json-file", plan_file, "--bootstrap-server", cluster.bootstrap_servers,
+                        "--kafka-bin", scene.bin, *THROTTLES, "--poll-interval", "1")
         assert ran.exit_code == 0, ran.stdout + ran.stderr
         step.output = ran.stderr
         step.figures = [_figure(wave) for wave in json.loads(ran.stdout)["waves"]]
-    else:
-        step.figures = [_figure(wave) for wave in json.loads((work / "run.json").read_text())["waves"]]
+    if step.how != "runbook":
+        mark = step.timed("run", mark)
+    step.samples = samples.count
     step.after = placement(cluster)
+    step.timed("placement", mark)
     step.seconds = time.monotonic() - started
 
 
@@ -258,14 +275,11 @@ def _journal_figures(work: Path) -> dict:
 
 # The proof ------------------------------------------------------------------------------------------
 
-STEP_NAMES = ("add-brokers", "drain-dirs", "rebalance-disks", "remove-brokers") if FULL else ("add-brokers",)
+STEP_NAMES = ("add-brokers", "drain-dirs", "rebalance-disks", "remove-brokers")
 
 
 def _step(moved: Moved, name: str) -> Step:
-    found = next((step for step in moved.steps if step.name == name), None)
-    if found is None:
-        pytest.skip(f"{name} runs with KJBOD_KAFKA_PROOF=full")
-    return found
+    return next(step for step in moved.steps if step.name == name)
 
 
 @pytest.mark.parametrize("name", STEP_NAMES)
@@ -319,15 +333,14 @@ def test_the_goals_did_what_they_say(moved: Moved) -> None:
     cluster = moved.scene.cluster
     after_add = _step(moved, "add-brokers").after
     assert any(4 in replicas for replicas, _ in after_add.values())
-    if not FULL:
-        return
     drained = str(cluster.brokers[0].log_dirs[0])
     assert not any(drained in dirs for _, dirs in _step(moved, "drain-dirs").after.values())
     assert not any(2 in replicas for replicas, _ in _step(moved, "remove-brokers").after.values())
 
 
 def test_no_partition_went_under_min_insync_replicas(moved: Moved) -> None:
-    assert moved.sampler.samples >= 3
+    """Sampled while the waves of every plan ran (each plan's run lasts several seconds)."""
+    assert all(step.samples >= 2 for step in moved.steps), [(step.name, step.samples) for step in moved.steps]
     assert moved.sampler.under == []
 
 
@@ -353,19 +366,28 @@ def test_reassign_run_prints_its_progress(moved: Moved) -> None:
     assert f"Wave {count} of {count} complete: " in output and "Kafka cleared the throttles." in output
 
 
-def test_rollback_files_are_kafkas_current_assignment(moved: Moved) -> None:
-    """Each wave's rollback file is what --execute printed, the placement before the wave."""
-    step = _run_step(moved)
-    first = json.loads(step.waves[0].with_name("plan.wave-001.rollback.json").read_text())
-    for entry in first["partitions"]:
-        assert step.before[f"{entry['topic']}-{entry['partition']}"] == (tuple(entry["replicas"]), tuple(entry["log_dirs"]))
+@pytest.mark.parametrize("name", [step for step in STEP_NAMES if step != "add-brokers"])
+def test_rollback_files_are_kafkas_current_assignment(moved: Moved, name: str) -> None:
+    """Each wave's rollback file (kept by `reassign run`, also the runbook's) is what --execute
+    printed: the placement before the wave, i.e. the plan's start with the earlier waves done."""
+    step = _step(moved, name)
+    assert step.how in ("reassign run", "runbook")
+    expected = step.before
+    for wave in step.waves:
+        rollback = json.loads(wave.with_name(wave.name.replace(".json", ".rollback.json")).read_text())
+        assert sorted(f"{e['topic']}-{e['partition']}" for e in rollback["partitions"]) == sorted(
+            f"{e['topic']}-{e['partition']}" for e in json.loads(wave.read_text())["partitions"])
+        for entry in rollback["partitions"]:
+            assert expected[f"{entry['topic']}-{entry['partition']}"] == (tuple(entry["replicas"]), tuple(entry["log_dirs"])), wave.name
+        expected = planned(expected, json.loads(wave.read_text()))
 
 
-def test_the_figures(moved: Moved, request: pytest.FixtureRequest) -> None:
+def test_the_figures(moved: Moved) -> None:
     """The figures of the run (the note's): waves, partitions and bytes moved, time per wave,
-    time under throttle. Printed in the test report."""
+    time under throttle. Printed in the terminal summary."""
+    scene = ", ".join(f"{phase} {seconds:.1f}s" for phase, seconds in moved.scene.seconds.items())
     lines = [f"reassign run on Kafka 4.4.0: {len(moved.steps)} plans, {moved.seconds:.0f}s in all ({moved.scene_seconds:.0f}s for the "
-             f"cluster and its data); min-ISR samples {moved.sampler.samples}, under min ISR {len(moved.sampler.under)}"]
+             f"cluster and its data: {scene}); min-ISR samples {moved.sampler.samples}, under min ISR {len(moved.sampler.under)}"]
     for step in moved.steps:
         measured = [f.bytes_moved for f in step.figures if f.bytes_moved is not None]
         planned_bytes = step.report.get("bytesMoved")
@@ -375,14 +397,13 @@ def test_the_figures(moved: Moved, request: pytest.FixtureRequest) -> None:
             f"  {step.name} ({step.how}): {len(step.waves)} waves, {sum(f.partitions for f in step.figures)} partitions, "
             + moved_text + (f", {planned_bytes / 1e6:.1f} MB planned" if planned_bytes else "")
             + f"; per wave {', '.join(f'{f.seconds:.1f}s' for f in step.figures)}; under throttle {sum(f.throttled_seconds for f in step.figures):.1f}s"
-            + f"; the step (import, plan, check, rehearsal, run) {step.seconds:.0f}s"
+            + f"; the step {step.seconds:.0f}s (" + ", ".join(f"{phase} {seconds:.1f}s" for phase, seconds in step.phases.items()) + ")"
         )
     (moved.work / "figures.txt").write_text("\n".join(lines) + "\n")
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line("")
-        for line in lines:
-            reporter.write_line(line)
+    # Written while the test's output is captured, the lines would be lost: the conftest's terminal
+    # summary prints them, and kafka/target/ keeps them (pytest's temporary folders rotate).
+    SUMMARY_LINES.extend(["", *lines])
+    (TARGET / "reassign-proof-figures.txt").write_text("\n".join(lines) + "\n")
     assert all(step.figures for step in moved.steps)
 
 
@@ -390,10 +411,12 @@ def test_the_figures(moved: Moved, request: pytest.FixtureRequest) -> None:
 
 
 def test_reassign_run_interrupted_and_resumed(moved: Moved, tmp_path: Path) -> None:
-    """SIGINT and SIGKILL at random points, each run resumed until the plan completes: the plan's
-    placement, every wave executed once, no throttle left (the bench does it 20+ times)."""
-    report = interruptions.run(moved.scene, tmp_path, rounds=2, seed=29, interruptions_per_round=(1, 1), signals=("SIGINT", "SIGKILL"),
-                               delay=(4.0, 10.0))
+    """SIGINT, then SIGKILL of the run resumed, at random points of one plan (two waves), resumed
+    until it completes: the plan's placement, every wave executed once, no throttle left (the
+    bench does it 20+ times, at any point from kjbod's start-up to the end). A resumed run that
+    ends before its signal makes another round."""
+    report = interruptions.run(moved.scene, tmp_path, rounds=1, seed=29, interruptions_per_round=(2, 2), at_least=2,
+                               signals=("SIGINT", "SIGKILL"), delay=(2.5, 6.0))
     for line in report.lines():
         print(line)
     assert report.interruptions >= 2 and {"SIGINT", "SIGKILL"} <= set(report.signals), report.lines()
