@@ -96,6 +96,7 @@ def check(
     request = CheckRequest.parse(
         plan_files=reassignment_json_file or [], policy_file=policy, report_format=report.value if report is not None else None,
         report_file=report_file, throttle=throttle, log_dir_throttle=replica_alter_log_dirs_throttle, json_output=app_.json,
+        release=app_.kafka,
     )
     checked = run_check(request, app_.read_image)
     emit(app_, Lines(checked.lines(), checked.to_json()))

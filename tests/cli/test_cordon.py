@@ -158,3 +158,20 @@ def test_a_broker_with_a_bad_cordoned_log_dirs_does_not_register(cli: Cli, tmp_p
     result = cli("broker", "register", "--config", str(config), state=state)
     assert (result.exit_code, result.stderr) == (1, f"{message} (in {config})\n")
     assert 1 not in read_image(state).cluster.brokers
+
+
+def test_reassign_check_simulates_execute_at_the_kafka_it_speaks(cluster: Cli, tmp_path: Path) -> None:
+    """The check's simulation runs execute by a controller of --kafka-version: 4.4 refuses a
+    broker whose directories are all cordoned, 4.3 starts the reassignment."""
+    for path in ("/data/b2/d1", "/data/b2/d2"):
+        assert cluster("broker", "cordon-dir", "--id", "2", "--dir", path).exit_code == 0
+    plan_file = plan(tmp_path, [2], ["any"])
+
+    def duration(version: str) -> dict:
+        result = cluster("--kafka-version", version, "-o", "json", "reassign", "check", "--reassignment-json-file", plan_file)
+        (found,) = [c for c in json.loads(result.stdout)["checks"] if c["id"] == "duration.estimate"]
+        return found
+
+    refused = "execute would refuse the plan: Error reassigning partition(s): t-0: The manual partition assignment includes broker 2"
+    assert duration("4.4")["skippedReason"].startswith(refused)
+    assert duration("4.3")["status"] == "passed"

@@ -25,6 +25,7 @@ from kjbod.image import Image
 from kjbod.image.cluster_columns import NO_RACK, ClusterColumns
 from kjbod.image.configs import min_insync
 from kjbod.records import CONFIG_RESOURCE_BROKER, CONFIG_RESOURCE_TOPIC
+from kjbod.common.kafka_release import NEWEST, KafkaRelease
 from kjbod.tools.plan_check.duration import SIMULATION_BUDGET, Estimate, bandwidth_estimate, simulate_plan, simulation_work
 from kjbod.tools.plan_check.facts import (
     BROKER_CHOOSES,
@@ -58,6 +59,8 @@ class Context:
     # method chosen for the whole sequence (None: the policy's).
     completed: Mapping[TopicPartition, Completed] = field(default_factory=dict)
     estimate_method: str | None = None
+    # The Kafka the plan will be executed on (its controller's refusals differ by release).
+    release: KafkaRelease = NEWEST
 
     @cached_property
     def placement(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -934,7 +937,7 @@ def check_duration(ctx: Context) -> tuple[Outcome, Estimate | None]:
     if method == "auto":
         method = "simulation" if simulation_work(ctx.image, ctx.facts, ctx.cluster) <= SIMULATION_BUDGET else "bandwidth"
     if method == "simulation":
-        found = simulate_plan(ctx.image, ctx.plan, ctx.throttle, ctx.log_dir_throttle)
+        found = simulate_plan(ctx.image, ctx.plan, ctx.throttle, ctx.log_dir_throttle, ctx.release)
         if isinstance(found, str):
             return Outcome(skipped=found), None
         estimate = found

@@ -17,6 +17,7 @@ from kjbod.common.json_text import indented_json
 from kjbod.common.units import parse_rate
 from kjbod.errors import UsageError, UserError
 from kjbod.image import Image
+from kjbod.common.kafka_release import NEWEST, KafkaRelease
 from kjbod.tools.plan_check.policy import Policy, default_policy_toml, parse_policy
 from kjbod.tools.plan_check.reports import CheckRun
 from kjbod.tools.plan_check.runner import check_plan, check_sequence
@@ -34,6 +35,8 @@ class CheckRequest:
     report_file: Path | None = None
     throttle: int | None = None
     log_dir_throttle: int | None = None
+    # The Kafka the plan will be executed on (kjbod's --kafka-version).
+    release: KafkaRelease = NEWEST
 
     @classmethod
     def parse(
@@ -46,6 +49,7 @@ class CheckRequest:
         throttle: str | None = None,
         log_dir_throttle: str | None = None,
         json_output: bool = False,
+        release: KafkaRelease = NEWEST,
     ) -> CheckRequest:
         """The request from the command line's values, each read and checked in turn: plan
         file names and glob patterns, the report's format (json with `json_output`, else text),
@@ -59,7 +63,7 @@ class CheckRequest:
         policy = parse_policy(read_text(policy_file, "policy"), str(policy_file)) if policy_file is not None else Policy()
         inter = parse_rate(throttle, "throttle") if throttle is not None else None
         local = parse_rate(log_dir_throttle, "replica-alter-log-dirs-throttle") if log_dir_throttle is not None else None
-        return cls(tuple(files), policy, chosen, report_file, inter, local)
+        return cls(tuple(files), policy, chosen, report_file, inter, local, release)
 
 
 def expand_plan_files(paths: Sequence[Path]) -> list[Path]:
@@ -134,9 +138,9 @@ def run_check(request: CheckRequest, read_image: Callable[[], Image]) -> CheckOu
     report: CheckRun
     if len(texts) == 1:
         (plan_file, text), = texts
-        report = check_plan(image, text, request.policy, plan_file=plan_file, throttle=request.throttle, log_dir_throttle=request.log_dir_throttle)
+        report = check_plan(image, text, request.policy, plan_file=plan_file, throttle=request.throttle, log_dir_throttle=request.log_dir_throttle, release=request.release)
     else:
-        report = check_sequence(image, texts, request.policy, throttle=request.throttle, log_dir_throttle=request.log_dir_throttle)
+        report = check_sequence(image, texts, request.policy, throttle=request.throttle, log_dir_throttle=request.log_dir_throttle, release=request.release)
     data = report.to_json()
     rendered = {
         "text": lambda: "\n".join(report.lines()) + "\n",

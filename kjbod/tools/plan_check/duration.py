@@ -30,6 +30,7 @@ from kjbod.common.kafka_configs import (
     LEADER_THROTTLED_REPLICAS,
 )
 from kjbod.common.units import human_rate
+from kjbod.common.kafka_release import NEWEST, KafkaRelease
 from kjbod.controller import Controller
 from kjbod.simulation.clock import format_duration
 from kjbod.simulation.copy_model import HORIZON_MS, ZERO_RATE, CopySettings, copies, simulate
@@ -105,10 +106,12 @@ def simulation_work(image: Image, facts: PlanFacts, cluster: ClusterFacts) -> in
     return events * replay_work(image)
 
 
-def simulate_plan(image: Image, plan: ReassignmentPlan, throttle: int, log_dir_throttle: int) -> Estimate | str:
-    """The copy model run on the plan as execute starts it; a string when execute refuses."""
+def simulate_plan(image: Image, plan: ReassignmentPlan, throttle: int, log_dir_throttle: int, release: KafkaRelease = NEWEST) -> Estimate | str:
+    """The copy model run on the plan as execute starts it, by a controller of `release` (whose
+    refusals differ: 4.4 refuses a broker whose directories are all cordoned); a string when
+    execute refuses."""
     try:
-        started = execute(Controller(image), plan, throttle=throttle, log_dir_throttle=log_dir_throttle, additional=True)
+        started = execute(Controller(image, release), plan, throttle=throttle, log_dir_throttle=log_dir_throttle, additional=True)
     except UserError as exc:
         return f"execute would refuse the plan: {exc.message.removeprefix('Error: ')}"
     if started.response.error:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from kjbod.common.callbacks import gc_paused
 from kjbod.errors import UserError
 from kjbod.image import Image
+from kjbod.common.kafka_release import NEWEST, KafkaRelease
 from kjbod.tools.plan_check.checks import CHECK_FUNCTIONS, Context, check_duration, move_counts
 from kjbod.common.java import TopicPartition
 from kjbod.tools.plan_check.duration import SIMULATION_BUDGET, Estimate, replay_work
@@ -52,6 +53,7 @@ def check_plan(
     plan_file: str,
     throttle: int | None = None,
     log_dir_throttle: int | None = None,
+    release: KafkaRelease = NEWEST,
 ) -> CheckReport:
     """Check a reassignment file's text against the cluster and the policy. `throttle` and
     `log_dir_throttle` are the values execute will get (None: the policy's)."""
@@ -65,7 +67,7 @@ def check_plan(
             return _unreadable(plan_file, policy, exc.message.removeprefix("Error: "))
         cluster = scan_cluster(image)
         facts = scan_plan(image, plan, cluster)
-    return _run_checks(Context(image, plan, cluster, facts, policy, inter, local), plan_file)
+    return _run_checks(Context(image, plan, cluster, facts, policy, inter, local, release=release), plan_file)
 
 
 def _run_checks(ctx: Context, plan_file: str) -> CheckReport:
@@ -87,6 +89,7 @@ def check_sequence(
     *,
     throttle: int | None = None,
     log_dir_throttle: int | None = None,
+    release: KafkaRelease = NEWEST,
 ) -> SequenceReport:
     """Check plans (file name, text) one after another: the first against the image, each next
     one against the cluster once the ones before it complete (directory usage, and the replicas
@@ -112,7 +115,7 @@ def check_sequence(
             reports.append(_unreadable(plan_file, policy, plan))
             continue
         facts = scan_plan(image, plan, cluster, completed)
-        ctx = Context(image, plan, cluster, facts, policy, inter, local, completed=completed, estimate_method=method)
+        ctx = Context(image, plan, cluster, facts, policy, inter, local, completed=completed, estimate_method=method, release=release)
         reports.append(_run_checks(ctx, plan_file))
         used, replicas, _, _ = ctx.placement
         cluster, done = after_plan(facts, cluster, used, replicas)
