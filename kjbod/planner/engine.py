@@ -38,6 +38,10 @@ import pandas as pd
 from kjbod.errors import UserError
 from kjbod.planner.kernels import Kernel
 
+# The most rows' bytes one task carries to a cluster's executor (well under Spark's default
+# spark.rpc.message.maxSize, 128 MiB, which also holds the task's closure).
+TASK_PAYLOAD_BYTES = 32 << 20
+
 if TYPE_CHECKING:  # pyspark and pyarrow are imported only when the Spark engine runs
     import pyarrow as pa
     from pyspark.sql import SparkSession
@@ -164,13 +168,13 @@ class SparkEngine:
             self._parallelism = int(self.session.sparkContext.defaultParallelism) * 2
         return max(self._parallelism, 1)
 
-    def _buckets(self, frame: pd.DataFrame) -> list[np.ndarray]:
-        """Row positions of whole groups per bucket, buckets of about equal rows (largest
+    def _buckets(self, frame: pd.DataFrame, count: int) -> list[np.ndarray]:
+        """Row positions of whole groups per bucket, `count` buckets of about equal rows (largest
         groups first, each to the lightest bucket); rows keep their order within a bucket."""
         groups = frame["group"].to_numpy().astype(np.int64)
         counts = np.bincount(groups)
         present = np.flatnonzero(counts)
-        loads = [0] * self.parallelism
+        loads = [0] * count
         bucket_of = np.zeros(len(counts), dtype=np.int16)
         for g in present[np.argsort(-counts[present], kind="stable")].tolist():
             b = loads.index(min(loads))
@@ -178,8 +182,18 @@ class SparkEngine:
             loads[b] += int(counts[g])
         row_bucket = bucket_of[groups].astype(np.int16)  # a stable sort of 16-bit keys is a radix sort
         order = np.argsort(row_bucket, kind="stable")
-        bounds = np.searchsorted(row_bucket[order], np.arange(self.parallelism + 1))
-        return [order[bounds[b] : bounds[b + 1]] for b in range(self.parallelism) if bounds[b + 1] > bounds[b]]
+        bounds = np.searchsorted(row_bucket[order], np.arange(count + 1))
+        return [order[bounds[b] : bounds[b + 1]] for b in range(count) if bounds[b + 1] > bounds[b]]
+
+    def _bucket_count(self, frame: pd.DataFrame) -> int:
+        """The session's parallelism; off local mode at least enough buckets that no task, which
+        carries its bucket's rows, nears spark.rpc.message.maxSize (128 MiB by default: at 5M
+        partitions on 2 cores a bucket was 138 MB and the job was refused). The kernels work
+        group by group, so the number of buckets never changes the plan."""
+        if self.local:
+            return self.parallelism
+        size = int(frame.memory_usage(index=False).sum())
+        return min(max(self.parallelism, -(-size // TASK_PAYLOAD_BYTES)), np.iinfo(np.int16).max)
 
     def submit(self, kernel: Kernel, frame: pd.DataFrame, params: dict[str, Any]) -> Pending:
         if frame.empty:
@@ -193,7 +207,7 @@ class SparkEngine:
     def _run(self, kernel: Kernel, frame: pd.DataFrame, params: dict[str, Any], step: int) -> pd.DataFrame:
         import pyarrow as pa
 
-        buckets = self._buckets(frame)
+        buckets = self._buckets(frame, self._bucket_count(frame))
         rows = pa.RecordBatch.from_pandas(frame, preserve_index=False)
         # One gather into bucket order, then a zero-copy slice per bucket.
         ordered = rows.take(pa.array(np.concatenate(buckets)))
