@@ -64,11 +64,10 @@ from kjbod.tools.importer.columnar import Codes
 from kjbod.tools.importer.new_state import NewState, write_new_state
 from kjbod.tools.log_dirs.importer import (
     LogDirsImport,
-    _capacity_changes,
-    _directory_warnings,
-    _replica_log_changes,
+    finished_import,
     plan_log_dirs_import,
     plan_observations_import,
+    replica_log_changes,
     state_shape,
 )
 from kjbod.tools.log_dirs.saved_columns import ObservedColumns, PartitionRows, first_entries, read_observed_columns, replica_entries
@@ -743,7 +742,7 @@ def _sizes_from_columns(read: _ColumnsRead, image: Image) -> LogDirsImport:
     rows = len(partitions.leader)
     row = observed.row
     broker = observed.broker.astype(np.int64)
-    # Partitions with a future replica: partition_sizes and _replica_log_changes decide them.
+    # Partitions with a future replica: partition_sizes and replica_log_changes decide them.
     slow = np.zeros(rows, np.bool_)
     slow[observed.future_row] = True
     fast = ~slow[row]
@@ -780,7 +779,7 @@ def _sizes_from_columns(read: _ColumnsRead, image: Image) -> LogDirsImport:
             sizes = partition_sizes(replicas, int(partitions.leader[r]), current.get(r) or None, future[r])
             assert sizes is not None  # it has a future replica
             size[r] = -1 if sizes.size is None else sizes.size
-            changes = _replica_log_changes(by_id[partitions.topic_ids[t]], r - start[t], replicas, sizes.size, current.get(r) or {}, sizes, counts)
+            changes = replica_log_changes(by_id[partitions.topic_ids[t]], r - start[t], replicas, sizes.size, current.get(r) or {}, sizes, counts)
             logs[r] = [{**change, "partition_id": r} for change in changes]
 
     read.size = np.where(size >= 0, size, UNKNOWN_SIZE)
@@ -814,12 +813,7 @@ def _sizes_from_columns(read: _ColumnsRead, image: Image) -> LogDirsImport:
         directory_names=names,
         directories_as_recorded=not len(read.elsewhere),
     )
-    capacity_records, capacities = _capacity_changes(image, seen)
-    entries.extend(capacity_records)
-    return LogDirsImport(
-        entries, _directory_warnings(image, seen), seen.files, len(seen.brokers),
-        counts["sizes"], counts["logs"], counts["futures"], counts["removed"], capacities,
-    )
+    return finished_import(image, seen, entries, counts)
 
 
 # The import ------------------------------------------------------------------------------------------

@@ -106,7 +106,7 @@ def plan_observations_import(image: Image, seen: Observations) -> LogDirsImport:
             observed = current.get(partition_id)
             if fresh and observed and partition_id not in future:
                 # The usual partition, at C speed where it can be (a million of them): what
-                # partition_sizes and _replica_log_changes decide when there are no replica logs.
+                # partition_sizes and replica_log_changes decide when there are no replica logs.
                 leader_log = observed.get(registration.leader)
                 if leader_log is not None:
                     size = leader_log.size
@@ -130,7 +130,7 @@ def plan_observations_import(image: Image, seen: Observations) -> LogDirsImport:
             if size is not None and topic.sizes.get(partition_id) != size:
                 size_ids.append(partition_id)
                 size_values.append(size)
-            logs.extend(_replica_log_changes(topic, partition_id, registration.replicas, size, current.get(partition_id) or {}, sizes, counts))
+            logs.extend(replica_log_changes(topic, partition_id, registration.replicas, size, current.get(partition_id) or {}, sizes, counts))
         if size_ids:
             entries.append(
                 RecordRun(KjbodPartitionSizeRecord, 0, len(size_ids), {"topic_id": [topic.topic_id] * len(size_ids), "partition_id": size_ids, "size_bytes": size_values})
@@ -146,6 +146,12 @@ def plan_observations_import(image: Image, seen: Observations) -> LogDirsImport:
                     KjbodReplicaLogRecord(topic_id=topic.topic_id, partition_id=partition_id, broker_id=broker, future=True, size_bytes=None)
                 )
                 counts["removed"] += 1
+    return finished_import(image, seen, entries, counts)
+
+
+def finished_import(image: Image, seen: Observations, entries: list, counts: Mapping[str, int]) -> LogDirsImport:
+    """The import of `seen` once its size and replica-log records are in `entries` (counted in
+    `counts`): the directories' capacities added, the warnings about directories."""
     capacity_records, capacities = _capacity_changes(image, seen)
     entries.extend(capacity_records)
     return LogDirsImport(
@@ -170,7 +176,7 @@ def _capacity_changes(image: Image, seen: Observations) -> tuple[list[KjbodBroke
     return records, changed
 
 
-def _replica_log_changes(
+def replica_log_changes(
     topic: TopicImage, partition_id: int, replicas: tuple[int, ...], size: int | None, current: Mapping[int, Observation],
     sizes: PartitionSizes, counts: dict[str, int],
 ) -> list[dict[str, Any]]:
