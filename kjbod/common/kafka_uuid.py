@@ -15,6 +15,7 @@ import base64
 import os
 import random as _random
 import re
+from collections.abc import Iterable
 from functools import total_ordering
 
 _MASK64 = (1 << 64) - 1
@@ -148,6 +149,25 @@ def uuid_sort_key(text: str) -> tuple[int, int]:
         return (int.from_bytes(raw[:8], "big", signed=True), int.from_bytes(raw[8:], "big", signed=True))
     uuid = Uuid.from_string(text)
     return (uuid.msb, uuid.lsb)
+
+
+# Flipping each half's sign bit turns the signed (msb, lsb) order into the unsigned order of the
+# 128-bit number.
+_SIGN_BITS = (1 << 127) | (1 << 63)
+
+
+def sorted_uuids(texts: Iterable[str]) -> list[str]:
+    """The texts in Kafka's signed (msb, lsb) order, as `sorted(texts, key=uuid_sort_key)`; a
+    list of canonical texts is decoded in one call (a state opens by sorting every broker's
+    dozen directory ids: 31,200 of them on 2,600 brokers)."""
+    texts = list(texts)
+    if len(texts) < 2 or not all(map(_CANONICAL.fullmatch, texts)):
+        return sorted(texts, key=uuid_sort_key)
+    # Each canonical text ends in 4 zero bits, so with "AA" after it, it is 24 characters that
+    # decode to its 16 bytes and 2 zero bytes: the whole list decodes at once.
+    raw = base64.urlsafe_b64decode("AA".join(texts) + "AA")
+    keys = [int.from_bytes(raw[start : start + 16], "big") ^ _SIGN_BITS for start in range(0, len(raw), 18)]
+    return [text for _, text in sorted(zip(keys, texts))]
 
 
 def uuid_hash(text: str) -> int:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from types import MappingProxyType
 
-from kjbod.common.kafka_uuid import DirectoryId, uuid_sort_key
+from kjbod.common.kafka_uuid import DirectoryId, sorted_uuids
 from kjbod.common.versions import MetadataVersion
 from kjbod.errors import ReplayError
 from kjbod.records import (
@@ -40,7 +40,7 @@ from kjbod.records import (
 
 def sort_directories(directories: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     """Kafka keeps a broker's directories in signed Uuid order (BR:185-187)."""
-    return tuple(sorted(directories, key=uuid_sort_key))
+    return tuple(sorted_uuids(directories))
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kjbod.common.kafka_uuid import DirectoryId, Uuid, canonical, is_canonical, uuid_sort_key
+from kjbod.common.kafka_uuid import DirectoryId, Uuid, canonical, is_canonical, sorted_uuids, uuid_sort_key
 
 SIGNED64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 
@@ -60,6 +60,15 @@ def test_ordering_is_signed_so_a_top_bit_sorts_first() -> None:
     # "3..." and "z..." have their top bit set: negative msb, so they sort before "A...".
     ids = ["AAAAAAAAAAAAAAAAAAAABA", "3AAAAAAAAAAAAAAAAAAAAA", "zzzzzzzzzzzzzzzzzzzzzw"]
     assert sorted(ids, key=uuid_sort_key) == ["zzzzzzzzzzzzzzzzzzzzzw", "3AAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAABA"]
+
+
+@given(st.lists(st.tuples(SIGNED64, SIGNED64).map(lambda halves: str(Uuid(*halves))), max_size=14), st.booleans())
+def test_sorted_uuids_is_the_signed_order(texts: list[str], non_canonical: bool) -> None:
+    # Canonical lists are decoded in one call; one non-canonical text sends the list the slow way.
+    if non_canonical:
+        texts = [*texts, "AAAAAAAAAAAAAAAAAAAAAB"]
+    assert sorted_uuids(texts) == sorted(texts, key=uuid_sort_key)
+    assert sorted_uuids(texts[:1]) == texts[:1]
 
 
 def test_is_online_rules() -> None:
