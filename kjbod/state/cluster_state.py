@@ -15,11 +15,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from kjbod.common.callbacks import Progress, gc_paused, ignore
 from kjbod.common.kafka_release import NEWEST, KafkaRelease
-from kjbod.controller import Controller, ControllerResult
 from kjbod.errors import CorruptStateError, ReplayError, UserError, WriteFailed
 from kjbod.image import EMPTY_IMAGE, Delta, Image
 from kjbod.log.acknowledged import RecordFailed
@@ -33,6 +32,9 @@ from kjbod.state import snapshots
 from kjbod.state.creation import creating, remove_stale_builds
 from kjbod.state.marker import check_state_directory, is_state_directory
 from kjbod.state.names import may_rename, sync_name_index
+
+if TYPE_CHECKING:  # a command that only reads never loads the controller (run_operation imports it)
+    from kjbod.controller import Controller, ControllerResult
 
 RECORDS_PER_BATCH = 5000
 
@@ -292,6 +294,8 @@ def run_operation(
     `progress` hears what loading and writing are doing (see ClusterState.open); the controller
     runs Kafka `release`.
     """
+    from kjbod.controller import Controller
+
     with ClusterState.open(
         path, write=not dry_run, create=create, lock_timeout=lock_timeout, notify=notify, progress=progress
     ) as state:

@@ -12,15 +12,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kjbod.common.kafka_release import KafkaRelease
 from kjbod.common.versions import METADATA_VERSION, MetadataVersion
-from kjbod.controller import Controller, ControllerResult
 from kjbod.controller.errors import ApiError
 from kjbod.controller.feature_control import FeatureControl, FeatureUpdate, UpdateFeaturesResponse, UpgradeType
+from kjbod.controller.result import ControllerResult
 from kjbod.errors import UserError
 from kjbod.image import Image
+
+if TYPE_CHECKING:  # `features describe` reads the feature control only: the controller loads for updates
+    from kjbod.controller import Controller
 
 UPGRADE = "upgrade"
 DOWNGRADE = "downgrade"

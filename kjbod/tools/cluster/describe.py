@@ -63,8 +63,7 @@ def _broker_replicas(image: Image, broker_id: int) -> tuple[np.ndarray, np.ndarr
     (rows found for the broker's entries only: the row of every replica is millions of them)."""
     table = image.topics.table
     on_broker = np.flatnonzero(table.replicas.values == broker_id)
-    rows = np.searchsorted(table.replicas.start, on_broker, side="right") - 1
-    return rows, table.directories[on_broker], table
+    return table.rows_of_entries(on_broker), table.directories[on_broker], table
 
 
 def broker_details(image: Image, broker_id: int) -> dict[str, Any]:

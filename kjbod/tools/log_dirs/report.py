@@ -225,7 +225,7 @@ def _placements(image: Image, brokers: set[int], topics: set[str] | None) -> dic
         chosen_rows = np.isin(table.part_topic, chosen_topics)
         wanted &= chosen_rows[table.replica_row]
     entries = np.flatnonzero(wanted)
-    rows = table.replica_row[entries]
+    rows = table.rows_of_entries(entries)
     names, part_topic, part_id = table.topic_names, table.part_topic, table.part_id
     sizes = np.maximum(table.size[rows], 0)
     # A replica with a log record (not a complete copy) reports that log's size and lag.
