@@ -29,6 +29,9 @@ UNKNOWN_SIZE = -1  # a partition whose size was never recorded (size column)
 
 _INT = np.int32
 _START = np.int64
+# Elements per step where a whole column is scanned a chunk at a time (count_values,
+# replication_width): the temporary arrays stay in the processor's cache.
+_CHUNK = 1 << 16
 
 
 class Ragged:
@@ -269,8 +272,12 @@ class PartitionTable:
         if not count:
             return None
         width = int(start[1] - start[0])
-        if width <= 0 or int(start[-1]) != width * count or not np.array_equal(np.diff(start), np.full(count, width)):
+        if width <= 0 or int(start[-1]) != width * count:
             return None
+        # A chunk at a time: no array as long as the table (millions of rows) for a yes or no.
+        for first in range(0, count, _CHUNK):
+            if np.any(np.diff(start[first : first + _CHUNK + 1]) != width):
+                return None
         return width
 
     def partitions_per_broker(self) -> dict[int, int]:
@@ -696,10 +703,6 @@ def gather_index(start: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return np.repeat(first - new_start[:-1], lengths) + np.arange(int(new_start[-1]), dtype=np.int64)
 
 
-# Elements per bincount in count_values: its copies stay in the processor's cache.
-_COUNT_CHUNK = 1 << 16
-
-
 def count_values(values: np.ndarray) -> dict[int, int]:
     """value -> how often it occurs, for small non-negative ints (broker ids) by bincount, a
     chunk at a time (bincount of a whole column copies its millions of entries to int64 first)."""
@@ -708,8 +711,8 @@ def count_values(values: np.ndarray) -> dict[int, int]:
     low, high = int(values.min()), int(values.max())
     if low >= -1 and high < 1 << 22:
         counts = np.zeros(high + 2, np.int64)
-        for start in range(0, len(values), _COUNT_CHUNK):
-            counts += np.bincount(values[start : start + _COUNT_CHUNK] + 1, minlength=high + 2)
+        for start in range(0, len(values), _CHUNK):
+            counts += np.bincount(values[start : start + _CHUNK] + 1, minlength=high + 2)
         present = np.flatnonzero(counts)
         return dict(zip((present - 1).tolist(), counts[present].tolist()))
     found, counts = np.unique(values, return_counts=True)

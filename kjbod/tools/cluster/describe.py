@@ -224,19 +224,8 @@ def _partition_lines(image: Image, table: PartitionTable, topic: TopicImage) -> 
     for shift in range(1, int(lengths.max())):
         if np.any((brokers[shift:] == brokers[:-shift]) & (row[shift:] == row[:-shift])):
             return None
-    # Each (broker, directory) pair once: its label, and whether the replica is offline (the
-    # KIP-858 rule of replica_offline).
-    pairs, pair_of = np.unique((brokers.astype(np.int64) << 32) | codes.astype(np.int64), return_inverse=True)
-    dir_ids = table.dir_ids
-    labels, down = [], []
-    for key in pairs.tolist():
-        broker_id, directory = key >> 32, dir_ids[key & 0xFFFFFFFF]
-        labels.append(image.cluster.directory_label(broker_id, directory))
-        registration = image.cluster.brokers.get(broker_id)
-        down.append(registration is None or registration.fenced or not registration.has_online_dir(directory))
-    label = np.array(labels, dtype=object)[pair_of].tolist()
-    offline = np.array(down, np.bool_)[pair_of]
-    text = list(map(str, brokers.tolist()))
+    label, offline = _replica_directories(image, table, brokers, codes)
+    text = _id_texts(brokers)
     bounds = (start[lo : hi + 1] - first).tolist()
     replicas = _comma_joined(text, bounds)
     directories = _comma_joined(label, bounds)
@@ -250,24 +239,84 @@ def _partition_lines(image: Image, table: PartitionTable, topic: TopicImage) -> 
     if np.array_equal(isr_bounds, start[lo : hi + 1] - first) and np.array_equal(isr_values, brokers):
         isr = replicas  # every replica in sync: the usual case
     else:
-        isr = _comma_joined(list(map(str, isr_values.tolist())), isr_bounds.tolist())
-    leaders = ["none" if leader == -1 else str(leader) for leader in table.leader[lo:hi].tolist()]
+        isr = _comma_joined(_id_texts(isr_values), isr_bounds.tolist())
+    leaders = _id_texts(table.leader[lo:hi], minus_one="none")
     ids = lambda values: ",".join(map(str, values))  # noqa: E731
+    elr_rows = {column: _rows_in(column, lo, hi) for column in (table.elr, table.last_known_elr)}
+    reassigning_rows = sorted(set(_rows_in(table.adding, lo, hi)) | set(_rows_in(table.removing, lo, hi)))
+    head = f"\tTopic: {topic.name}\tPartition: "
+    part_ids = table.part_id[lo:hi].tolist()
+    if not reassigning_rows and not any(elr_rows.values()) and not offline.any():
+        # The usual topic: no reassignment, no ELR, nothing offline; fewer fields to format.
+        return [
+            f"{head}{pid}\tLeader: {leader}\tReplicas: {r}\tIsr: {i}\tElr: \tLastKnownElr: \tDirectories: {d}\tOffline: "
+            for pid, leader, r, i, d in zip(part_ids, leaders, replicas, isr, directories)
+        ]
     reassigning = [""] * (hi - lo)
     elr = [""] * (hi - lo)
     last_known = [""] * (hi - lo)
     for column, out in ((table.elr, elr), (table.last_known_elr, last_known)):
-        for r in _rows_in(column, lo, hi):
+        for r in elr_rows[column]:
             out[r - lo] = ids(column.get(r))
-    for r in sorted(set(_rows_in(table.adding, lo, hi)) | set(_rows_in(table.removing, lo, hi))):
+    for r in reassigning_rows:
         reassigning[r - lo] = f"\tAdding Replicas: {ids(table.adding.get(r))}\tRemoving Replicas: {ids(table.removing.get(r))}"
-    head = f"\tTopic: {topic.name}\tPartition: "
     return [
         f"{head}{pid}\tLeader: {leader}\tReplicas: {r}\tIsr: {i}{extra}\tElr: {e}\tLastKnownElr: {k}\tDirectories: {d}\tOffline: {o}"
-        for pid, leader, r, i, extra, e, k, d, o in zip(
-            table.part_id[lo:hi].tolist(), leaders, replicas, isr, reassigning, elr, last_known, directories, offline_text
-        )
+        for pid, leader, r, i, extra, e, k, d, o in zip(part_ids, leaders, replicas, isr, reassigning, elr, last_known, directories, offline_text)
     ]
+
+
+def _replica_directories(image: Image, table: PartitionTable, brokers: np.ndarray, codes: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """Each replica's directory label, and whether the replica is offline (the KIP-858 rule of
+    replica_offline), worked out once per (broker, directory) pair."""
+    dir_ids = table.dir_ids
+    if len(codes) >= len(dir_ids):
+        # A topic with more replicas than there are directories (a hot topic): each directory
+        # once, with one broker listed in it (its own, as a directory belongs to one broker), and
+        # the rare replica in another broker's directory pair by pair (below). No sort.
+        holder = np.zeros(len(dir_ids), np.int64)
+        holder[codes] = brokers
+        present = np.zeros(len(dir_ids), np.bool_)
+        present[codes] = True
+        used = np.flatnonzero(present)
+        label_of = np.empty(len(dir_ids), object)
+        down_of = np.zeros(len(dir_ids), np.bool_)
+        label_of[used], down_of[used] = _directory_states(image, holder[used].tolist(), [dir_ids[c] for c in used.tolist()])
+        labels, offline = label_of[codes], down_of[codes]
+        odd = np.flatnonzero(holder[codes] != brokers)
+    else:
+        labels, offline = np.empty(len(codes), object), np.zeros(len(codes), np.bool_)
+        odd = np.arange(len(codes))
+    if len(odd):
+        pairs, pair_of = np.unique((brokers[odd].astype(np.int64) << 32) | codes[odd].astype(np.int64), return_inverse=True)
+        keys = pairs.tolist()
+        pair_labels, pair_down = _directory_states(image, [key >> 32 for key in keys], [dir_ids[key & 0xFFFFFFFF] for key in keys])
+        labels[odd] = np.array(pair_labels, dtype=object)[pair_of]
+        offline[odd] = np.array(pair_down, np.bool_)[pair_of]
+    return labels.tolist(), offline
+
+
+def _directory_states(image: Image, broker_ids: list[int], directories: list[str]) -> tuple[list[str], list[bool]]:
+    """The label of each (broker, directory) pair, and whether a replica there is offline."""
+    label, registrations = image.cluster.directory_label, image.cluster.brokers
+    labels, down = [], []
+    for broker_id, directory in zip(broker_ids, directories):
+        labels.append(label(broker_id, directory))
+        registration = registrations.get(broker_id)
+        down.append(registration is None or registration.fenced or not registration.has_online_dir(directory))
+    return labels, down
+
+
+def _id_texts(values: np.ndarray, minus_one: str = "-1") -> list[str]:
+    """Broker ids as text (-1 as `minus_one`), each distinct id converted once: a hot topic lists
+    hundreds of thousands of replicas on a few thousand brokers."""
+    if not len(values):
+        return []
+    high = int(values.max())
+    if int(values.min()) < -1 or high >= 1 << 22 or high > 4 * len(values):
+        return [minus_one if value == -1 else str(value) for value in values.tolist()]
+    texts = np.array([minus_one, *map(str, range(high + 1))], dtype=object)
+    return texts[values + 1].tolist()
 
 
 def _comma_joined(texts: list[str], bounds: list[int]) -> list[str]:

@@ -4,12 +4,17 @@ directory moves."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from types import SimpleNamespace
 
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kjbod.common.kafka_uuid import DirectoryId
 from kjbod.controller import Controller, ControllerApiError
 from kjbod.controller.replication_control import CreateTopicRequest
 from kjbod.image import Image, replay_all
-from kjbod.tools.cluster.describe import _partition_line, describe_topics
+from kjbod.tools.cluster.describe import _partition_line, _replica_directories, describe_topics
 
 from ...controller.support import bootstrap, with_brokers
 from ...image.test_columnar import from_columns, operation, operations
@@ -51,3 +56,24 @@ def test_the_lines_from_columns_are_the_lines_of_each_partition(steps: list[tupl
             assert without_topic_lines(lines) == one_by_one(image)
     lines, _ = describe_topics(image, None)
     assert describe_topics(image, None, lines=False)[0] == []
+
+
+IMAGE, DIRS = with_brokers(bootstrap(), 4, dirs_each=2)
+# Every broker's directories, the reserved ids, and a directory no broker has.
+DIR_IDS = [d for dirs in DIRS.values() for d in dirs] + [DirectoryId.UNASSIGNED, DirectoryId.LOST, DirectoryId.MIGRATING, "AAAAAAAAAAAAAAAAAAAA_w"]
+OWN = st.sampled_from([(broker, DIR_IDS.index(d)) for broker, dirs in DIRS.items() for d in dirs])
+ANY = st.tuples(st.sampled_from([1, 2, 3, 4, 9]), st.integers(0, len(DIR_IDS) - 1))  # 9: not registered
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.one_of(OWN, ANY), max_size=3 * len(DIR_IDS)))
+def test_replica_directories_are_worked_out_as_for_each_replica(replicas: list[tuple[int, int]]) -> None:
+    # Fewer replicas than directories are worked out pair by pair, more (a hot topic) directory
+    # by directory with the odd replica in another broker's directory pair by pair: both as
+    # the label and the KIP-858 rule say for each replica.
+    brokers = np.array([b for b, _ in replicas], np.int32)
+    codes = np.array([c for _, c in replicas], np.int32)
+    labels, offline = _replica_directories(IMAGE, SimpleNamespace(dir_ids=DIR_IDS), brokers, codes)  # type: ignore[arg-type]
+    registrations = IMAGE.cluster.brokers
+    assert labels == [IMAGE.cluster.directory_label(b, DIR_IDS[c]) for b, c in replicas]
+    assert offline.tolist() == [b not in registrations or not registrations[b].has_online_dir(DIR_IDS[c]) for b, c in replicas]
