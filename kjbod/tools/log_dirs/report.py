@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
+from itertools import repeat
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -114,15 +116,14 @@ class LogDirsReport:
         for broker in self.brokers:
             log_dirs = []
             for log_dir in broker.log_dirs:
-                entries = []
-                append = entries.append
-                for topic, partition, size, lag, future in log_dir.partitions:
-                    prefix = quoted.get(topic)
-                    if prefix is None:
-                        # Kafka's topic names need no escaping; folder names on a disk might.
-                        name = topic if _PLAIN_NAME.fullmatch(topic) else dumps(topic).decode()[1:-1]
-                        prefix = quoted[topic] = '{"partition":"' + name + "-"
-                    append(f'{prefix}{partition}","size":{size},"offsetLag":{lag},"isFuture":{"true" if future else "false"}}}')
+                for topic in {entry.topic for entry in log_dir.partitions}.difference(quoted):
+                    # Kafka's topic names need no escaping; folder names on a disk might.
+                    name = topic if _PLAIN_NAME.fullmatch(topic) else dumps(topic).decode()[1:-1]
+                    quoted[topic] = '{"partition":"' + name + "-"
+                entries = [
+                    f'{quoted[topic]}{partition}","size":{size},"offsetLag":{lag},"isFuture":{"true" if future else "false"}}}'
+                    for topic, partition, size, lag, future in log_dir.partitions
+                ]
                 tail = dumps({"error": log_dir.error, "logDir": log_dir.path}).decode()[1:]
                 if self.disk:
                     extensions = dumps({"pendingDeletion": list(log_dir.pending_deletion), "directoryId": log_dir.directory_id}).decode()[1:]
@@ -241,29 +242,40 @@ def _placements(image: Image, brokers: set[int], topics: set[str] | None) -> dic
         sizes = np.where(found, table.log_size[first_log], sizes)
         lags = np.where(found, table.log_lag[first_log], lags)
     dir_ids = table.dir_ids
-    new = tuple.__new__  # builds the NamedTuple at C speed
-    for broker, code, t, pid, size, lag in zip(
-        values[entries].tolist(), table.directories[entries].tolist(), part_topic[rows].tolist(), part_id[rows].tolist(),
-        sizes.tolist(), lags.tolist(),
-    ):
+    entry = partial(tuple.__new__, PartitionEntry)  # builds the NamedTuple at C speed
+    # The replicas grouped by (broker, directory), each group in (topic name, partition) order, so
+    # that the report's sort finds them sorted: a group at a time, no dictionary look-up per replica.
+    topic_of, pid_of = part_topic[rows], part_id[rows]
+    present = np.unique(topic_of)
+    name_rank = np.zeros(len(names), np.int64)
+    name_rank[present[np.argsort(np.array([names[t] for t in present.tolist()], dtype=object), kind="stable")]] = np.arange(len(present))
+    group = (values[entries].astype(np.int64) << 32) | table.directories[entries].astype(np.int64)
+    order = np.lexsort((pid_of, name_rank[topic_of], group))
+    keys, firsts = np.unique(group[order], return_index=True)
+    ends = [*firsts[1:].tolist(), len(order)]
+    for key, first, end in zip(keys.tolist(), firsts.tolist(), ends):
+        broker, directory = key >> 32, dir_ids[key & 0xFFFFFFFF]
         by_directory = placed[broker]
-        directory = dir_ids[code]
         replicas = by_directory.get(directory)
         if replicas is None:
             if directory != DirectoryId.MIGRATING or broker not in single_dir:
                 continue  # UNASSIGNED, LOST, or another broker's directory
             replicas = by_directory[single_dir[broker]]
-        replicas.append(new(PartitionEntry, (names[t], pid, size, lag, False)))
+        chosen = order[first:end]
+        replicas.extend(
+            map(entry, zip(map(names.__getitem__, topic_of[chosen].tolist()), pid_of[chosen].tolist(), sizes[chosen].tolist(), lags[chosen].tolist(), repeat(False)))
+        )
     # Future replicas (KIP-113) sit in the directory they are being built in.
-    for i in np.flatnonzero(table.log_future).tolist():
+    futures = np.flatnonzero(table.log_future)
+    for i in futures[np.isin(table.log_broker[futures], list(placed))].tolist():
         broker, row = int(table.log_broker[i]), int(table.log_row[i])
-        if broker not in placed or (chosen_rows is not None and not chosen_rows[row]):
+        if chosen_rows is not None and not chosen_rows[row]:
             continue
         code = int(table.log_dir[i])
         directory = dir_ids[code] if code >= 0 else None
         if directory in placed[broker]:
             placed[broker][directory].append(
-                new(PartitionEntry, (names[part_topic[row]], int(part_id[row]), int(table.log_size[i]), int(table.log_lag[i]), True))
+                entry((names[part_topic[row]], int(part_id[row]), int(table.log_size[i]), int(table.log_lag[i]), True))
             )
     return placed
 
