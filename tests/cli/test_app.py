@@ -8,8 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 import kjbod
+from kjbod.cli.app import app, command_app
 from kjbod.state.cluster_state import ClusterState
 
 from ..conftest import Cli
@@ -120,6 +122,28 @@ def test_a_lock_held_past_the_timeout_exits_3(cli: Cli, state_dir: Path) -> None
     )
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["topic", "--help"], ["topic", "describ"], ["-o", "json", "topic", "describ"], ["format", "--help"], ["--debug", "clock", "show"],
+        ["clock", "show", "--bogus"], ["no-such-command"], ["--help", "topic"], [],
+    ],
+)
+def test_the_app_of_the_named_command_answers_as_the_whole_app(state_dir: Path, args: list[str]) -> None:
+    # `kjbod` builds only the command its command line names (main, command_app).
+    line = ["--state", str(state_dir), *args]
+    whole, one = (CliRunner().invoke(chosen, line) for chosen in (app, command_app(line)))
+    assert (one.exit_code, one.stdout, one.stderr) == (whole.exit_code, whole.stdout, whole.stderr)
+
+
+def test_only_a_known_command_after_plain_options_builds_an_app_of_its_own() -> None:
+    assert [group.name for group in command_app(["-o", "json", "--state", "s", "topic", "describe"]).registered_groups] == ["topic"]
+    assert [command.name for command in command_app(["format", "-c", "x"]).registered_commands] == ["format"]
+    assert command_app(["--help", "topic"]) is app
+    assert command_app(["topics", "describe"]) is app
+    assert command_app([]) is app
+
+
 def test_importing_the_cli_loads_neither_pyspark_nor_the_library() -> None:
     code = "import sys, kjbod.cli.app; print(sorted(m for m in ('pyspark', 'pandas', 'pydantic', 'rich') if m in sys.modules))"
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
@@ -147,3 +171,39 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(state_dir: Path) -> No
     process.stdout.close()  # the reader leaves, as `head -1` does
     stderr = process.stderr.read()
     assert (process.wait(timeout=60), stderr) == (1, b"")
+
+
+# What a read command must not load (issue 30: reads of a 5M-partition state within a second):
+# the planner and its data frames, the controller's write side, the importers, Kafka's binary
+# formats, rich. Checked on the modules one process holds after running every read bench_scale
+# times, through main() as the `kjbod` script runs them.
+NOT_FOR_READS = (
+    "pyspark", "pandas", "pyarrow", "scipy", "rich",
+    "kjbod.planner.core", "kjbod.planner.run", "kjbod.simulation", "kjbod.tools.importer", "kjbod.tools.reassign", "kjbod.kafka_formats",
+    "kjbod.controller.controller", "kjbod.controller.replication_control", "kjbod.controller.reassignment_control",
+)
+READS = (
+    ("broker", "list"), ("broker", "describe", "--id", "1"), ("topic", "describe", "orders"), ("topic", "describe"),
+    ("log-dirs", "describe", "--broker-list", "1"), ("features", "describe"), ("-o", "json", "topic", "describe", "orders"),
+)
+
+
+def test_the_read_commands_load_nothing_they_do_not_use(cli: Cli, bootstrapped: Path) -> None:
+    assert cli("broker", "register", "--id", "1", "--dir=/data/d1=AAAAAAAAAAAAAAAAAAAAZA").exit_code == 0
+    assert cli("broker", "heartbeat", "--id", "1").exit_code == 0
+    assert cli("topic", "create", "orders", "--replica-assignment", "1,1").exit_code == 0
+    code = f"""
+import json, sys
+from kjbod.cli.app import main
+for args in {READS!r}:
+    sys.argv = ["kjbod", "--state", {str(bootstrapped)!r}, *args]
+    try:
+        main()
+    except SystemExit as exit:
+        assert not exit.code, (args, exit.code)
+print(json.dumps(sorted(m for m in sys.modules if any(m == x or m.startswith(x + ".") for x in {NOT_FOR_READS!r}))), file=sys.stderr)
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "Directories: /data/d1" in result.stdout  # the reads ran
+    assert json.loads(result.stderr.splitlines()[-1]) == []
