@@ -4,7 +4,8 @@ directories, 10 racks, RF 3, skewed partition sizes, at 1M, 2M and 5M partitions
     flock /work/notes/heavy.lock python bench/bench_scale.py
         [--partitions 1000000,2000000,5000000] [--brokers 2600] [--new-brokers 100] [--dirs 12]
         [--racks 10] [--seed 7] [--engine auto] [--standalone] [--snapshot-import 1000000]
-        [--workdir /tmp/kjbod-bench-scale] [--keep-states] [--tree DIR] [--no-plan]
+        [--workdir /tmp/kjbod-bench-scale] [--keep-states] [--tree DIR] [--no-plan] [--reads-only]
+        [--read-runs 3]
 
 Each cluster is bench/bench_planner.py's (bench/synthetic.py: unequal racks, log-normal sizes per
 topic and partition, hot topics, a few nearly full disks; `--new-brokers` of the brokers empty,
@@ -32,6 +33,15 @@ byte the local engine's (the local plan is made too when `auto` did not pick it)
 figures of the code before a change; every kjbod process runs with that directory on PYTHONPATH
 and away from any checkout.
 
+`--reads-only` times the reads alone, on states an earlier run imported (it never imports or
+removes one): `flock /work/notes/heavy.lock python bench/bench_scale.py --partitions 5000000
+--reads-only`. Each read runs `--read-runs` times (the median is the figure; every run is printed).
+
+What is measured is what an operator gets: kjbod's byte code is compiled up front, as `pip
+install` leaves an installed kjbod (and its dependencies), so PYTHONDONTWRITEBYTECODE, which
+some environments set, changes nothing; PYTHONUNBUFFERED, which such environments set too, is
+dropped for the kjbod processes (a terminal's or a pipe's stdout is buffered).
+
 The machine is shared: the load average is printed beside every figure.
 """
 
@@ -40,6 +50,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -71,12 +82,20 @@ def load() -> str:
     return f"load {os.getloadavg()[0]:.1f}"
 
 
-def measured(label: str, command: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
-    """One kjbod process: its time and its process tree's peak memory, printed."""
-    result, seconds, peak, cpu = run_measured(command, env)
-    if result.returncode != 0:
-        raise SystemExit(f"{label} failed ({result.returncode}): {result.stderr.strip()[-2000:]}")
-    print(f"  {label}: {seconds:.2f} s (CPU {cpu:.2f} s), peak {peak / GIB:.2f} GiB ({load()})", flush=True)
+def measured(label: str, command: list[str], env: dict[str, str] | None = None, runs: int = 1) -> dict[str, Any]:
+    """One kjbod process (`runs` of them, one after another): its time and its process tree's
+    peak memory, printed; with several runs the median time and CPU, and the highest peak."""
+    figures = []
+    for _ in range(runs):
+        result, seconds, peak, cpu = run_measured(command, env)
+        if result.returncode != 0:
+            raise SystemExit(f"{label} failed ({result.returncode}): {result.stderr.strip()[-2000:]}")
+        figures.append({"seconds": seconds, "peak": peak, "cpu": cpu})
+    seconds, cpu = (statistics.median(f[key] for f in figures) for key in ("seconds", "cpu"))
+    peak = max(f["peak"] for f in figures)
+    runs_text = ", ".join(f"{f['seconds']:.2f}" for f in figures)
+    each = f" (median of {runs}: {runs_text} s)" if runs > 1 else ""
+    print(f"  {label}: {seconds:.2f} s (CPU {cpu:.2f} s), peak {peak / GIB:.2f} GiB{each} ({load()})", flush=True)
     return {"seconds": seconds, "peak": peak, "cpu": cpu}
 
 
@@ -85,16 +104,19 @@ def one_size(partitions: int, args: argparse.Namespace) -> dict[str, Any]:
     cluster_dir = args.workdir / name
     inputs = cluster_dir / "input"
     print(f"== {partitions:,} partitions, {args.brokers:,} brokers ({args.new_brokers} empty) x {args.dirs} dirs, {args.racks} racks, RF 3", flush=True)
-    generate_inputs(inputs, partitions, args)
     state = cluster_dir / "state"
     figures: dict[str, Any] = {"partitions": partitions}
+    if args.reads_only and not state.exists():
+        raise SystemExit(f"--reads-only: no imported state at {state} (run once without it)")
+    if not args.reads_only:
+        generate_inputs(inputs, partitions, args)
     if state.exists() and args.keep_states:
         print(f"  reusing the imported state {state} (--keep-states): no import figure")
     else:
         shutil.rmtree(state, ignore_errors=True)
         figures["import"] = measured("import cluster", import_command(inputs, state))
         (cluster_dir / "ready").write_text("")  # bench_planner.prepare's mark: the state is there
-    figures["reads"] = {label: measured(label, [*KJBOD, "--state", str(state), *argv]) for label, argv in READS}
+    figures["reads"] = {label: measured(label, [*KJBOD, "--state", str(state), *argv], runs=args.read_runs) for label, argv in READS}
     run = None
     if "plan" in args.steps:
         run = run_plan(cluster_dir, "balance", args, args.engine)
@@ -220,9 +242,15 @@ def main() -> int:
     parser.add_argument("--tree", type=Path, default=HERE.parent, help="the checkout whose kjbod runs (default: this one)")
     parser.add_argument("--no-plan", dest="steps", action="store_const", const={"import", "reads", "snapshot"},
                         default={"import", "reads", "plan", "snapshot"}, help="leave out reassign plan and check (the import and the reads only)")
+    parser.add_argument("--reads-only", action="store_true", help="only the reads, on the states of an earlier run (nothing imported or removed)")
+    parser.add_argument("--read-runs", type=int, default=3, help="runs of each read; the median is the figure")
     args = parser.parse_args()
     args.sizes = [int(s) for s in args.partitions.split(",")]
     args.snapshot_import = {int(s) for s in args.snapshot_import.split(",") if s}
+    if args.reads_only:
+        args.keep_states, args.steps, args.snapshot_import, args.standalone = True, {"reads"}, set(), False
+    # What an operator's shell has: stdout buffered (see the module docstring).
+    os.environ.pop("PYTHONUNBUFFERED", None)
     args.workdir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     # Every kjbod process runs the chosen tree's code: first on the path, and `-m` puts the
