@@ -171,8 +171,6 @@ def on_standalone(cluster_dir: Path, args: argparse.Namespace, planned: dict[str
 def table(results: list[dict[str, Any]]) -> None:
     """The figures side by side; each step's CPU time per partition against the first size's."""
     base = results[0]
-    print("\n| partitions | import | reads (slowest) | reassign plan (engine) | reassign check | import --metadata-snapshot --log-dirs |")
-    print("|---|---|---|---|---|---|")
 
     def cell(step: dict[str, Any] | None, base_step: dict[str, Any] | None, partitions: int, target: tuple[float, float | None]) -> str:
         if step is None:
@@ -197,6 +195,8 @@ def table(results: list[dict[str, Any]]) -> None:
                 f"| {cell(r.get('snapshot import'), None, r['partitions'], TARGETS['snapshot import'])} |"
             )
         return
+    print("\n| partitions | import | reads (slowest) | reassign plan (engine) | reassign check | import --metadata-snapshot --log-dirs |")
+    print("|---|---|---|---|---|---|")
     for r in results:
         slowest = max(r["reads"].items(), key=lambda item: item[1]["seconds"])
         base_slowest = max(base["reads"].values(), key=lambda step: step["seconds"])
