@@ -239,4 +239,8 @@ def command_app(args: list[str]) -> typer.Typer:
 
 
 def main() -> None:
+    # kjbod does no linear algebra: the OpenBLAS thread pool numpy starts as it loads (a thread
+    # per core, spinning a while) only takes CPU from the command, ~0.1 s of it on two cores.
+    # Set before a command loads numpy; an operator's own setting wins.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     command_app(sys.argv[1:])(prog_name="kjbod")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -202,8 +203,12 @@ for args in {READS!r}:
     except SystemExit as exit:
         assert not exit.code, (args, exit.code)
 print(json.dumps(sorted(m for m in sys.modules if any(m == x or m.startswith(x + ".") for x in {NOT_FOR_READS!r}))), file=sys.stderr)
+import os
+print(os.environ.get("OPENBLAS_NUM_THREADS"), file=sys.stderr)  # main() keeps numpy's BLAS to one thread
 """
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    environment = {name: value for name, value in os.environ.items() if name != "OPENBLAS_NUM_THREADS"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment)
     assert result.returncode == 0, result.stderr
     assert "Directories: /data/d1" in result.stdout  # the reads ran
-    assert json.loads(result.stderr.splitlines()[-1]) == []
+    assert json.loads(result.stderr.splitlines()[-2]) == []
+    assert result.stderr.splitlines()[-1] == "1"
