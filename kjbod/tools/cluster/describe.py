@@ -297,14 +297,14 @@ def _replica_directories(image: Image, table: PartitionTable, brokers: np.ndarra
 
 
 def _directory_states(image: Image, broker_ids: list[int], directories: list[str]) -> tuple[list[str], list[bool]]:
-    """The label of each (broker, directory) pair, and whether a replica there is offline."""
-    label, registrations = image.cluster.directory_label, image.cluster.brokers
-    labels, down = [], []
-    for broker_id, directory in zip(broker_ids, directories):
-        labels.append(label(broker_id, directory))
-        registration = registrations.get(broker_id)
-        down.append(registration is None or registration.fenced or not registration.has_online_dir(directory))
-    return labels, down
+    """The label of each (broker, directory) pair, and whether a replica there is offline:
+    replica_offline's rule with has_online_dir written out (a hot topic has 30,000 pairs)."""
+    registrations, is_online = image.cluster.brokers, DirectoryId.is_online
+    down = [
+        (registration := registrations.get(broker_id)) is None or registration.fenced or not is_online(directory, registration.directories)
+        for broker_id, directory in zip(broker_ids, directories)
+    ]
+    return image.cluster.directory_labels(broker_ids, directories), down
 
 
 def _id_texts(values: np.ndarray, minus_one: str = "-1") -> list[str]:
