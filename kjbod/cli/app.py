@@ -2,7 +2,9 @@
 
 Command modules import only Typer and this package's CLI helpers at module level; the library
 (pydantic models, the log) is imported inside each command, so `kjbod --help` and
-`kjbod --version` start fast and never load pyspark.
+`kjbod --version` start fast and never load pyspark. The `kjbod` script has Typer build only the
+command its command line names (`command_app`), and a read loads only what it reads
+(tests/cli/test_app.py checks the reads bench/bench_scale.py times).
 """
 
 from __future__ import annotations
