@@ -25,6 +25,7 @@ more bytes than it adds, directories included.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -46,12 +47,30 @@ REPLACED = 500  # per pass, the largest moves looked at for a cheaper replacemen
 CHECKED = 5_000  # per pass, the best-scored single moves checked against the rules
 EXCHANGE_SIDE = 64  # per replica of A, the replicas of B an exchange scores (nearest in size to what would even the pair out)
 EXCHANGES_CHECKED = 512  # per pair of brokers, the best-scored exchanges checked against the rules
-DIRECTORY_SWAPS = 16  # per broker, the most leavers chosen again for its directories
-DIRECTORY_WORK = 1_500  # per pass, the most swap scorings plus swaps taken (over all brokers)
+SWAP_ROUNDS = 3  # per pass, the directory swaps' batch scorings (each of every broker's candidates)
+SWAP_CHECKS = 100_000  # per pass, the most directory swaps checked against the rules, one by one in Python
+SWAP_CHUNK = 1 << 16  # candidate swaps whose directory rows are scored at once (bounds the memory)
 SHORTCUTS_CHECKED = 1_000  # per pass, the best-scored shortcuts checked against the rules
 SWAP_SIDE = 8  # per leaver, the replicas nearest its size a directory swap scores
 SHORTCUT_SIDE = 8  # per replica leaving a broker, the replicas arriving there nearest its size a shortcut scores
-SWAPS_CHECKED = 64  # per scoring of one broker's directory swaps, the best-scored ones checked (several may be taken)
+SWAPS_CHECKED = 64  # per round and broker, the most directory swaps checked (several may be taken)
+
+
+@dataclass
+class _SwapPass:
+    """What one pass of directory swaps works with. The directories it balances as a matrix, a
+    row per broker, padded with -1 (no capacity, no usage: never outside a band)."""
+
+    grid: np.ndarray  # broker x slot: directory index or -1
+    slot: np.ndarray  # per directory: its column in its broker's row (-1 if not balanced)
+    cap: np.ndarray  # broker x slot: capacity (0 in padding)
+    limit: np.ndarray  # broker x slot: the room limit (inf in padding)
+    ranked: np.ndarray  # the replicas a swap may move, by original broker, then size (sorted once a pass)
+    blocked: np.ndarray  # per replica: a leaver found unable to come back
+    budget: int  # checks left against the rules
+    dir_limit: np.ndarray  # per directory: the room limit
+    refused: set[int] = field(default_factory=set)  # stayer * brokers + target: refused by the rules
+    rows: dict[int, tuple[list[int], list[float], list[float], float]] = field(default_factory=dict)
 
 
 class Repair:
@@ -74,7 +93,9 @@ class Repair:
         self.movable = setup.movable & ~setup.excluded & ~setup.forced & ~t.partitions_with(setup.offline)[t.rep_part]
         self.low_l, self.high_l = self.low.tolist(), self.high.tolist()
         self.byte_low_l, self.byte_high_l = self.byte_low.tolist(), self.byte_high.tolist()
-        self.receivable = (setup.receivable & holders).tolist()
+        self.receivable_np = setup.receivable & holders
+        self.receivable = self.receivable_np.tolist()
+        self.limits_np = np.array(self.limits, dtype=np.int64)
         self.racks_for = t.broker_rack.tolist()
         self.moved = 0
         self._dirs_of: dict[int, np.ndarray | None] | None = None
@@ -159,8 +180,8 @@ class Repair:
             returned = self._single_moves(fixing=False)
             if not self._replacements() and not returned:
                 break
-        for _ in range(2):
-            self._directory_swaps()
+        for rounds in (SWAP_ROUNDS, 1):  # the second pass mends what the shortcuts undo (little: one round)
+            self._directory_swaps(rounds)
             if not self._shortcuts():
                 break
         return self.moved
@@ -453,7 +474,7 @@ class Repair:
 
     # Directories ----------------------------------------------------------------------------
 
-    def _directory_swaps(self) -> None:
+    def _directory_swaps(self, rounds: int) -> None:
         """Leavers chosen again so that the brokers they leave need fewer moves between their
         own directories. A replica r that left broker A from directory Y comes back (to Y) and
         a replica q of A in a directory X above A's mean usage goes where r went instead: X
@@ -462,7 +483,12 @@ class Repair:
         is outside it, over and under) drop. Taken when that drop is more than the bytes the
         swap adds, no broker's penalty grows, and the rules allow both moves (bench_optimum: the
         optimum moves next to nothing between directories; the directory step moved 10-25% of
-        what kjbod moved)."""
+        what kjbod moved).
+
+        Every broker's candidates are scored in one numpy batch per round (`_swap_round`),
+        then taken best first in Python, each scored again once its broker has changed: a
+        round costs a few array operations over all leavers, not a few per broker, so the pass
+        can look at every broker (at 200k partitions, one scoring per broker cost 22 s)."""
         t, placement, setup = self.t, self.placement, self.setup
         capacity = t.dir_capacity.astype(np.float64)
         counted = t.dir_online & ~setup.draining_dirs & (capacity > 0)
@@ -470,113 +496,198 @@ class Repair:
         n_kept = np.bincount(t.dir_broker[t.dir_online & ~setup.draining_dirs], minlength=t.broker_count)
         # The brokers whose directories the directory kernel balances (every kept one has a capacity).
         balanced = self.holders & (n_counted >= 2) & (n_counted == n_kept) & ~setup.broker_has_offline_dir
-        current, home = placement.broker, t.rep_broker
-        on_dir = t.rep_dir >= 0
-        leavers = np.flatnonzero(self.movable & (current != home) & balanced[home] & on_dir & counted[np.maximum(t.rep_dir, 0)])
-        if leavers.size == 0:
+        if not balanced.any():
             return
-        stayers = np.flatnonzero(self.movable & (current == home) & balanced[home] & on_dir & counted[np.maximum(t.rep_dir, 0)])
-        leavers = leavers[np.argsort(home[leavers], kind="stable")]
-        stayers = stayers[np.argsort(home[stayers], kind="stable")]
-        leaver_starts = np.searchsorted(home[leavers], np.arange(t.broker_count + 1))
-        stayer_starts = np.searchsorted(home[stayers], np.arange(t.broker_count + 1))
-        dir_order = np.argsort(t.dir_broker, kind="stable")
-        dir_starts = np.searchsorted(t.dir_broker[dir_order], np.arange(t.broker_count + 1))
-        limit = np.array(placement.dir_limit, dtype=np.float64)
-        band = self.request.disk_band
-        # Brokers furthest outside their directory band first, within a fixed amount of work
-        # (a scoring is a few small numpy operations, a swap taken a few checks in Python): the
-        # pass costs the same at any scale.
-        usage_all = placement.dir_usage
-        broker_cap = np.bincount(t.dir_broker[counted], weights=capacity[counted], minlength=t.broker_count)
-        mean_all = np.divide(np.bincount(t.dir_broker[counted], weights=usage_all[counted], minlength=t.broker_count), broker_cap,
-                             out=np.zeros(t.broker_count), where=broker_cap > 0)
-        high_all = np.minimum((mean_all[t.dir_broker] + band) * capacity, limit)
-        low_all = (mean_all[t.dir_broker] - band) * capacity
-        off_all = np.where(counted, np.maximum(usage_all - high_all, 0) + np.maximum(low_all - usage_all, 0), 0)
-        broker_off = np.bincount(t.dir_broker, weights=off_all, minlength=t.broker_count)
-        candidates = np.flatnonzero((leaver_starts[1:] > leaver_starts[:-1]) & (broker_off > 0))
-        work = DIRECTORY_WORK
-        for a in candidates[np.argsort(-broker_off[candidates], kind="stable")].tolist():
-            if work <= 0:
+        # Each balanced broker's directories as one row of a padded matrix; padding has no
+        # capacity and no usage, so it is never outside a band.
+        dirs = np.flatnonzero(counted & balanced[t.dir_broker])
+        dirs = dirs[np.argsort(t.dir_broker[dirs], kind="stable")]
+        first = np.searchsorted(t.dir_broker[dirs], np.arange(t.broker_count + 1))
+        slot = np.full(len(capacity), -1, dtype=np.int64)
+        slot[dirs] = np.arange(dirs.size) - first[t.dir_broker[dirs]]
+        grid = np.full((t.broker_count, int(np.diff(first).max())), -1, dtype=np.int64)
+        grid[t.dir_broker[dirs], slot[dirs]] = dirs
+        dir_limit = np.array(placement.dir_limit, dtype=np.float64)
+        cap = np.where(grid >= 0, capacity[grid], 0.0)
+        limit = np.where(grid >= 0, dir_limit[grid], np.inf)
+        usage = np.where(grid >= 0, placement.dir_usage[grid], 0.0)
+        # Only the brokers whose directories are outside their band now have anything to gain
+        # (at 1M partitions, a few of them: the pass then costs little).
+        outside = _outside_band(usage, cap, limit, self.request.disk_band, np.maximum(cap.sum(axis=1), 1.0)[:, None])
+        home = t.rep_broker
+        eligible = self.movable & (balanced & (outside > 0))[home] & (t.rep_dir >= 0) & counted[np.maximum(t.rep_dir, 0)]
+        ranked = np.flatnonzero(eligible)
+        if ranked.size == 0:
+            return
+        span = int(t.rep_size.max(initial=0)) + 1
+        swaps = _SwapPass(
+            grid=grid,
+            slot=slot,
+            cap=cap,
+            limit=limit,
+            ranked=ranked[np.argsort(home[ranked].astype(np.int64) * span + t.rep_size[ranked].astype(np.int64), kind="stable")],
+            blocked=np.zeros(t.replica_count, dtype=bool),
+            budget=SWAP_CHECKS,
+            dir_limit=dir_limit,
+        )
+        for _ in range(rounds):
+            if not self._swap_round(swaps) or swaps.budget <= 0:
                 break
-            dirs = dir_order[dir_starts[a] : dir_starts[a + 1]]
-            dirs = dirs[counted[dirs]]
-            cap = capacity[dirs]
-            cap_total = float(cap.sum())
-            local = np.full(len(capacity), -1, dtype=np.int64)
-            local[dirs] = np.arange(dirs.size)
-            mine = leavers[leaver_starts[a] : leaver_starts[a + 1]]
-            staying = stayers[stayer_starts[a] : stayer_starts[a + 1]]
-            for _ in range(DIRECTORY_SWAPS):
-                work -= 1
-                usage = np.array([placement.dir_loads[d] for d in dirs.tolist()])
-                outside = _outside_band(usage[None, :], cap, limit[dirs], band, cap_total)[0]
-                if outside <= 0 or staying.size == 0 or mine.size == 0:
-                    break
-                mine = mine[current[mine] != a]
-                staying = staying[current[staying] == a]
-                mean = usage.sum() / cap_total
-                q_pool = staying[usage[local[t.rep_dir[staying]]] > mean * cap[local[t.rep_dir[staying]]]]
-                if mine.size == 0 or q_pool.size == 0:
-                    break
-                q_pool = q_pool[np.argsort(t.rep_size[q_pool], kind="stable")]
-                q_sizes = t.rep_size[q_pool]
-                near = np.searchsorted(q_sizes, t.rep_size[mine])
-                window = np.arange(-SWAP_SIDE // 2, SWAP_SIDE // 2)
-                # The distinct (leaver, replica) pairs, in the order of np.unique(axis=1) on both, as one key (faster).
-                pair = np.unique(np.repeat(np.arange(mine.size), window.size) * q_pool.size + np.clip(near[:, None] + window[None, :], 0, q_pool.size - 1).reshape(-1))
-                r, q = mine[pair // q_pool.size], q_pool[pair % q_pool.size]
-                keep = (local[t.rep_dir[r]] != local[t.rep_dir[q]]) & (t.rep_part[r] != t.rep_part[q])
-                r, q = r[keep], q[keep]
-                if r.size == 0:
-                    break
-                size_r, size_q = t.rep_size[r].astype(np.float64), t.rep_size[q].astype(np.float64)
-                after = np.repeat(usage[None, :], r.size, axis=0)
-                rows = np.arange(r.size)
-                after[rows, local[t.rep_dir[r]]] += size_r
-                after[rows, local[t.rep_dir[q]]] -= size_q
-                saved = (outside - _outside_band(after, cap, limit[dirs], band, cap_total)) / 2
-                b = current[r]
-                count = placement.count.astype(np.float64)
-                load = placement.bytes
-                penalty = (
-                    self._penalty(np.full(r.size, a), np.full(r.size, count[a]), load[a] + size_r - size_q) - self._penalty(np.array([a]), count[[a]], load[[a]])
-                    + self._penalty(b, count[b], load[b] - size_r + size_q) - self._penalty(b, count[b], load[b])
-                )
-                score = (size_q - size_r - saved) / self.unit
-                good = (penalty <= 1e-9) & (score < -1e-12)
-                if not good.any():
-                    break
-                # Several swaps per scoring (it costs more than checking one): after the first,
-                # each is scored again against the usage the ones before it leave.
-                swapped = 0
-                usage_l, dirs_l, cap_l, limit_l = usage.tolist(), dirs.tolist(), cap.tolist(), limit[dirs].tolist()
-                for i in np.flatnonzero(good)[np.argsort((score + penalty)[good], kind="stable")][:SWAPS_CHECKED].tolist():
-                    ri, qi, bi = int(r[i]), int(q[i]), int(b[i])
-                    if int(current[ri]) != bi or int(current[qi]) != a:
-                        continue  # one of them is in a swap taken in this scoring
-                    if swapped:
-                        after = list(usage_l)
-                        after[int(local[t.rep_dir[ri]])] += float(size_r[i])
-                        after[int(local[t.rep_dir[qi]])] -= float(size_q[i])
-                        saved_i = (outside - _outside_band_one(after, cap_l, limit_l, band, cap_total)) / 2
-                        if float(size_q[i] - size_r[i]) - saved_i >= -1e-12 * self.unit:
-                            continue
-                    if not self._allowed_back(ri) or not self._allowed(qi, bi):
-                        continue
-                    if self._gain([(ri, a), (qi, bi)])[0] > 1e-9:
-                        continue
-                    self._move(ri, a)
-                    self._move(qi, bi)
-                    swapped += 1
-                    usage_l = [placement.dir_loads[d] for d in dirs_l]
-                    outside = _outside_band_one(usage_l, cap_l, limit_l, band, cap_total)
-                    if outside <= 0:
-                        break
-                if not swapped:
-                    break
-                work -= swapped
+
+    def _swap_round(self, swaps: _SwapPass) -> int:
+        """One round of directory swaps: all brokers' candidates scored at once, then taken
+        best first while the budget of checks lasts. Returns the swaps taken."""
+        t, placement = self.t, self.placement
+        band = self.request.disk_band
+        current, home = placement.broker, t.rep_broker
+        usage_all = placement.dir_usage
+        usage = np.where(swaps.grid >= 0, usage_all[swaps.grid], 0.0)
+        cap_total = np.maximum(swaps.cap.sum(axis=1), 1.0)
+        outside = _outside_band(usage, swaps.cap, swaps.limit, band, cap_total[:, None])
+        mean = usage.sum(axis=1) / cap_total
+        ranked = swaps.ranked
+        moved = current[ranked] != home[ranked]
+        leavers = ranked[moved & ~swaps.blocked[ranked]]
+        leaver_dir = t.rep_dir[leavers]
+        # Only a leaver from a directory below its broker's mean can come back to help it.
+        leavers = leavers[(outside[home[leavers]] > 0) & (usage_all[leaver_dir] < mean[home[leavers]] * t.dir_capacity[leaver_dir])]
+        stayers = ranked[~moved]  # by broker, then size
+        stayer_dir = t.rep_dir[stayers]
+        stayers = stayers[(outside[home[stayers]] > 0) & (usage_all[stayer_dir] > mean[home[stayers]] * t.dir_capacity[stayer_dir])]
+        if leavers.size == 0 or stayers.size == 0:
+            return 0
+        r, q = self._swap_pairs(leavers, stayers)
+        if swaps.refused and r.size:
+            fresh = ~np.isin(q * t.broker_count + current[r], np.fromiter(swaps.refused, dtype=np.int64, count=len(swaps.refused)))
+            r, q = r[fresh], q[fresh]
+        if r.size:
+            # What the rules refuse as things are now, in numpy; what a swap taken in this round changes is checked one by one.
+            dir_r = t.rep_dir[r]
+            fits = (usage_all[dir_r] + t.rep_size[r] <= swaps.dir_limit[dir_r]) & (np.array(placement.best_room)[current[r]] >= t.rep_size[q])
+            fits &= self._may_join(r, home[r]) & self._may_join(q, current[r])
+            fits &= ~t.rep_in_sync[q] | (np.array(placement.isr_budget)[t.rep_part[q]] > 0)  # min.insync.replicas while q moves
+            r, q = r[fits], q[fits]
+        if r.size == 0:
+            return 0
+        a, b = home[r], current[r]
+        size_r, size_q = t.rep_size[r].astype(np.float64), t.rep_size[q].astype(np.float64)
+        count, load = placement.count.astype(np.float64), placement.bytes
+        penalty = (
+            self._penalty(a, count[a], load[a] + size_r - size_q) - self._penalty(a, count[a], load[a])
+            + self._penalty(b, count[b], load[b] - size_r + size_q) - self._penalty(b, count[b], load[b])
+        )
+        fine = np.flatnonzero(penalty <= 1e-9)  # the directories are scored only where no penalty grows
+        r, q, a, b, size_r, size_q, penalty = r[fine], q[fine], a[fine], b[fine], size_r[fine], size_q[fine], penalty[fine]
+        slot_r, slot_q = swaps.slot[t.rep_dir[r]], swaps.slot[t.rep_dir[q]]
+        saved = np.empty(r.size)
+        for lo in range(0, r.size, SWAP_CHUNK):  # the rows of the pairs' directories, a chunk at a time (memory)
+            hi = min(lo + SWAP_CHUNK, r.size)
+            rows = np.arange(hi - lo)
+            after = usage[a[lo:hi]]
+            after[rows, slot_r[lo:hi]] += size_r[lo:hi]
+            after[rows, slot_q[lo:hi]] -= size_q[lo:hi]
+            saved[lo:hi] = (outside[a[lo:hi]] - _outside_band(after, swaps.cap[a[lo:hi]], swaps.limit[a[lo:hi]], band, cap_total[a[lo:hi], None])) / 2
+        score = (size_q - size_r - saved) / self.unit
+        good = np.flatnonzero(score < -1e-12)
+        if good.size == 0:
+            return 0
+        taken = 0
+        # Brokers a swap of this round changed (bytes, directories): their candidates are scored
+        # again, in Python; what is outside the band of those it took replicas back to.
+        changed: set[int] = set()
+        outside_now: dict[int, float] = {}
+        checked = [0] * t.broker_count
+        for i in good[np.argsort((score + penalty)[good], kind="stable")].tolist():
+            if swaps.budget <= 0:
+                break
+            ri, qi, ai, bi = int(r[i]), int(q[i]), int(a[i]), int(b[i])
+            if int(current[ri]) != bi or int(current[qi]) != ai or checked[ai] >= SWAPS_CHECKED:
+                continue  # one of them is in a swap taken in this round, or its broker had its share
+            checked[ai] += 1
+            swaps.budget -= 1
+            if ai in changed:
+                # Scored again against the usage the swaps before it leave.
+                dirs_l, cap_l, limit_l, total = self._grid_row(swaps, ai)
+                usage_l = [placement.dir_loads[d] for d in dirs_l]
+                before = outside_now.get(ai)
+                if before is None:
+                    before = _outside_band_one(usage_l, cap_l, limit_l, band, total)
+                usage_l[int(slot_r[i])] += float(size_r[i])
+                usage_l[int(slot_q[i])] -= float(size_q[i])
+                after = _outside_band_one(usage_l, cap_l, limit_l, band, total)
+                if float(size_q[i] - size_r[i]) - (before - after) / 2 >= -1e-12 * self.unit:
+                    continue
+            else:
+                after = float(outside[ai] - 2 * saved[i])
+            if not self._allowed_back(ri):
+                swaps.blocked[ri] = True  # its partition or its directory has no place for it: not again this pass
+                continue
+            if not self._allowed(qi, bi):
+                swaps.refused.add(qi * t.broker_count + bi)
+                continue
+            if (ai in changed or bi in changed) and self._gain([(ri, ai), (qi, bi)])[0] > 1e-9:
+                continue
+            self._move(ri, ai)
+            self._move(qi, bi)
+            taken += 1
+            changed.add(ai)
+            changed.add(bi)
+            outside_now[ai] = after
+            outside_now.pop(bi, None)  # q is counted in one of its directories now
+            if after <= 0:
+                checked[ai] = SWAPS_CHECKED  # nothing left to save on this broker
+        return taken
+
+    def _may_join(self, rep: np.ndarray, target: np.ndarray) -> np.ndarray:
+        """Per replica: `target` holds no other replica of its partition, and the rack rule
+        allows one more there (`_allowed`'s checks of the partition, for many at once)."""
+        t, current = self.t, self.placement.broker
+        part = t.rep_part[rep]
+        start = t.part_offsets[part]
+        rf = t.part_offsets[part + 1] - start
+        rack = t.broker_rack[target]
+        clash = np.zeros(rep.size, dtype=bool)
+        same_rack = np.zeros(rep.size, dtype=np.int64)
+        for k in range(int(rf.max(initial=0))):
+            other = np.minimum(start + k, t.replica_count - 1)
+            there = (k < rf) & (other != rep)
+            broker = current[other]
+            clash |= there & (broker == target)
+            same_rack += there & (t.broker_rack[broker] == rack)
+        return self.receivable_np[target] & ~clash & ((rack < 0) | (same_rack < self.limits_np[rf]))
+
+    def _swap_pairs(self, leavers: np.ndarray, stayers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per leaver, the SWAP_SIDE replicas still on its broker nearest its size (`stayers`
+        come sorted by broker, then size: one search for all), in different directories and
+        partitions: the (leaver, stayer) pairs, distinct."""
+        t = self.t
+        home = t.rep_broker
+        span = int(t.rep_size.max(initial=0)) + 1
+        key = home[stayers].astype(np.int64) * span + t.rep_size[stayers].astype(np.int64)
+        starts = np.searchsorted(home[stayers], np.arange(t.broker_count + 1))
+        lo, hi = starts[home[leavers]], starts[home[leavers] + 1]
+        has = hi > lo
+        leavers, lo, hi = leavers[has], lo[has], hi[has]
+        if leavers.size == 0:
+            return leavers, leavers
+        near = np.searchsorted(key, home[leavers].astype(np.int64) * span + t.rep_size[leavers].astype(np.int64))
+        window = np.arange(-SWAP_SIDE // 2, SWAP_SIDE // 2)
+        pick = np.clip(near[:, None] + window[None, :], lo[:, None], hi[:, None] - 1)
+        # The distinct pairs, as one key (faster than np.unique(axis=1)); in leaver order, then size.
+        pair = np.unique(np.repeat(np.arange(leavers.size, dtype=np.int64), window.size) * stayers.size + pick.reshape(-1))
+        r, q = leavers[pair // stayers.size], stayers[pair % stayers.size]
+        keep = (t.rep_dir[r] != t.rep_dir[q]) & (t.rep_part[r] != t.rep_part[q])
+        return r[keep], q[keep]
+
+    def _grid_row(self, swaps: _SwapPass, broker: int) -> tuple[list[int], list[float], list[float], float]:
+        """One broker's directories, capacities and limits as Python lists (cached), and its total capacity."""
+        row = swaps.rows.get(broker)
+        if row is None:
+            n = int((swaps.grid[broker] >= 0).sum())
+            cap = swaps.cap[broker, :n].tolist()
+            row = (swaps.grid[broker, :n].tolist(), cap, swaps.limit[broker, :n].tolist(), max(sum(cap), 1.0))
+            swaps.rows[broker] = row
+        return row
 
     def _allowed_back(self, rep: int) -> bool:
         """A replica that left its broker may come back to its own directory: the rules of
