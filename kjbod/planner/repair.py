@@ -57,6 +57,24 @@ SWAPS_CHECKED = 64  # per round and broker, the most directory swaps checked (se
 
 
 @dataclass
+class _SwapCandidates:
+    """Candidate directory swaps, one per index: leaver r goes back to its broker a, stayer q
+    goes to b (where r is) instead."""
+
+    r: np.ndarray
+    q: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    size_r: np.ndarray
+    size_q: np.ndarray
+    slot_r: np.ndarray  # r's directory: its column in a's row of the grid
+    slot_q: np.ndarray
+    saved: np.ndarray  # the bytes a would no longer move between its directories
+    penalty: np.ndarray  # the change of a's and b's penalties
+    outside: np.ndarray  # per broker: its directories' bytes outside their band now
+
+
+@dataclass
 class _SwapPass:
     """What one pass of directory swaps works with. The directories it balances as a matrix, a
     row per broker, padded with -1 (no capacity, no usage: never outside a band)."""
@@ -533,10 +551,13 @@ class Repair:
         for _ in range(rounds):
             if not self._swap_round(swaps) or swaps.budget <= 0:
                 break
+        if swaps.budget > 0:
+            self._double_swaps(swaps)
 
-    def _swap_round(self, swaps: _SwapPass) -> int:
-        """One round of directory swaps: all brokers' candidates scored at once, then taken
-        best first while the budget of checks lasts. Returns the swaps taken."""
+    def _swap_candidates(self, swaps: _SwapPass, penalised: bool) -> _SwapCandidates | None:
+        """Every broker's candidate swaps (leaver r back home to A, stayer q of A where r went)
+        that the rules allow as things are now, scored at once: the directory work each saves
+        A, and the change of penalty."""
         t, placement = self.t, self.placement
         band = self.request.disk_band
         current, home = placement.broker, t.rep_broker
@@ -555,7 +576,7 @@ class Repair:
         stayer_dir = t.rep_dir[stayers]
         stayers = stayers[(outside[home[stayers]] > 0) & (usage_all[stayer_dir] > mean[home[stayers]] * t.dir_capacity[stayer_dir])]
         if leavers.size == 0 or stayers.size == 0:
-            return 0
+            return None
         r, q = self._swap_pairs(leavers, stayers)
         if swaps.refused and r.size:
             fresh = ~np.isin(q * t.broker_count + current[r], np.fromiter(swaps.refused, dtype=np.int64, count=len(swaps.refused)))
@@ -568,7 +589,7 @@ class Repair:
             fits &= ~t.rep_in_sync[q] | (np.array(placement.isr_budget)[t.rep_part[q]] > 0)  # min.insync.replicas while q moves
             r, q = r[fits], q[fits]
         if r.size == 0:
-            return 0
+            return None
         a, b = home[r], current[r]
         size_r, size_q = t.rep_size[r].astype(np.float64), t.rep_size[q].astype(np.float64)
         count, load = placement.count.astype(np.float64), placement.bytes
@@ -576,7 +597,14 @@ class Repair:
             self._penalty(a, count[a], load[a] + size_r - size_q) - self._penalty(a, count[a], load[a])
             + self._penalty(b, count[b], load[b] - size_r + size_q) - self._penalty(b, count[b], load[b])
         )
-        fine = np.flatnonzero(penalty <= 1e-9)  # the directories are scored only where no penalty grows
+        # The directories are scored only where no penalty grows; with `penalised`, only for
+        # the pairs of brokers where some swap would grow one (what `_double_swaps` pairs up).
+        refused = penalty > 1e-9
+        if penalised:
+            pair = a.astype(np.int64) * t.broker_count + b
+            fine = np.flatnonzero(np.isin(pair, pair[refused]))
+        else:
+            fine = np.flatnonzero(~refused)
         r, q, a, b, size_r, size_q, penalty = r[fine], q[fine], a[fine], b[fine], size_r[fine], size_q[fine], penalty[fine]
         slot_r, slot_q = swaps.slot[t.rep_dir[r]], swaps.slot[t.rep_dir[q]]
         saved = np.empty(r.size)
@@ -587,6 +615,20 @@ class Repair:
             after[rows, slot_r[lo:hi]] += size_r[lo:hi]
             after[rows, slot_q[lo:hi]] -= size_q[lo:hi]
             saved[lo:hi] = (outside[a[lo:hi]] - _outside_band(after, swaps.cap[a[lo:hi]], swaps.limit[a[lo:hi]], band, cap_total[a[lo:hi], None])) / 2
+        return _SwapCandidates(r, q, a, b, size_r, size_q, slot_r, slot_q, saved, penalty, outside)
+
+    def _swap_round(self, swaps: _SwapPass) -> int:
+        """One round of directory swaps: all brokers' candidates scored at once, then taken
+        best first while the budget of checks lasts. Returns the swaps taken."""
+        t, placement = self.t, self.placement
+        band = self.request.disk_band
+        current = placement.broker
+        c = self._swap_candidates(swaps, penalised=False)
+        if c is None:
+            return 0
+        r, q, a, b, size_r, size_q, slot_r, slot_q, saved, penalty, outside = (
+            c.r, c.q, c.a, c.b, c.size_r, c.size_q, c.slot_r, c.slot_q, c.saved, c.penalty, c.outside
+        )
         score = (size_q - size_r - saved) / self.unit
         good = np.flatnonzero(score < -1e-12)
         if good.size == 0:
@@ -636,6 +678,81 @@ class Repair:
             outside_now.pop(bi, None)  # q is counted in one of its directories now
             if after <= 0:
                 checked[ai] = SWAPS_CHECKED  # nothing left to save on this broker
+        return taken
+
+    def _double_swaps(self, swaps: _SwapPass) -> int:
+        """Two swaps of one broker A with one broker B at once, when each alone would grow a
+        penalty: A and B at the edge of their byte bands allow only a swap whose two replicas
+        weigh the same, which seldom exists; two swaps whose size differences cancel out (r1,
+        r2 back to A, q1, q2 to B, q1 + q2 near r1 + r2) leave both where they were. Per
+        candidate the penalty refuses, the one of the same A and B whose difference is nearest
+        the opposite; taken best first, each checked against the rules and scored again
+        exactly (four directory changes). Returns the pairs taken."""
+        t, placement = self.t, self.placement
+        c = self._swap_candidates(swaps, penalised=True)
+        if c is None:
+            return 0
+        diff = c.size_q - c.size_r  # what A loses and B gains
+        group = c.a.astype(np.int64) * t.broker_count + c.b
+        # Sizes in MiB for the search key (the exact check below uses bytes).
+        step = float(1 << 20)
+        span = int(np.abs(diff).max(initial=0) / step) + 2
+        rank = np.unique(group, return_inverse=True)[1].astype(np.int64)
+        key = rank * (2 * span + 1) + (np.round(diff / step).astype(np.int64) + span)
+        order = np.argsort(key, kind="stable")
+        sorted_key = key[order]
+        first = np.searchsorted(rank[order], rank, side="left")
+        last = np.searchsorted(rank[order], rank, side="right") - 1
+        refused = np.flatnonzero((c.penalty > 1e-9) & (c.saved > 0))
+        if refused.size == 0:
+            return 0
+        near = np.searchsorted(sorted_key, rank[refused] * (2 * span + 1) + (span - np.round(diff[refused] / step).astype(np.int64)))
+        i = np.repeat(refused, 2)
+        j = order[np.clip(np.stack([near - 1, near], axis=1).reshape(-1), np.repeat(first[refused], 2), np.repeat(last[refused], 2))]
+        keep = (i != j) & (c.r[i] != c.r[j]) & (c.q[i] != c.q[j])
+        parts = np.stack([t.rep_part[c.r[i]], t.rep_part[c.r[j]], t.rep_part[c.q[i]], t.rep_part[c.q[j]]], axis=1)
+        parts.sort(axis=1)
+        keep &= (parts[:, 1:] != parts[:, :-1]).all(axis=1)  # four partitions
+        i, j = i[keep], j[keep]
+        if i.size == 0:
+            return 0
+        a, b = c.a[i], c.b[i]
+        both = diff[i] + diff[j]
+        count, load = placement.count.astype(np.float64), placement.bytes
+        penalty = (
+            self._penalty(a, count[a], load[a] - both) - self._penalty(a, count[a], load[a])
+            + self._penalty(b, count[b], load[b] + both) - self._penalty(b, count[b], load[b])
+        )
+        score = (both - c.saved[i] - c.saved[j]) / self.unit  # the savings add up only roughly: scored again below
+        good = np.flatnonzero((penalty <= 1e-9) & (score < -1e-12))
+        band = self.request.disk_band
+        current = placement.broker
+        taken = 0
+        for k in good[np.argsort(score[good], kind="stable")].tolist():
+            if swaps.budget <= 0:
+                break
+            ii, jj = int(i[k]), int(j[k])
+            r1, r2, q1, q2 = int(c.r[ii]), int(c.r[jj]), int(c.q[ii]), int(c.q[jj])
+            ai, bi = int(c.a[ii]), int(c.b[ii])
+            if int(current[r1]) != bi or int(current[r2]) != bi or int(current[q1]) != ai or int(current[q2]) != ai:
+                continue  # one of them is in a swap taken already
+            swaps.budget -= 1
+            dirs_l, cap_l, limit_l, total = self._grid_row(swaps, ai)
+            usage_l = [placement.dir_loads[d] for d in dirs_l]
+            before = _outside_band_one(usage_l, cap_l, limit_l, band, total)
+            for index in (ii, jj):
+                usage_l[int(c.slot_r[index])] += float(c.size_r[index])
+                usage_l[int(c.slot_q[index])] -= float(c.size_q[index])
+            saved = (before - _outside_band_one(usage_l, cap_l, limit_l, band, total)) / 2
+            if float(both[k]) - saved >= -1e-12 * self.unit:
+                continue
+            if not (self._allowed_back(r1) and self._allowed_back(r2) and self._allowed(q1, bi) and self._allowed(q2, bi)):
+                continue
+            if self._gain([(r1, ai), (r2, ai), (q1, bi), (q2, bi)])[0] > 1e-9:
+                continue
+            for rep, target in ((r1, ai), (r2, ai), (q1, bi), (q2, bi)):
+                self._move(rep, target)
+            taken += 1
         return taken
 
     def _may_join(self, rep: np.ndarray, target: np.ndarray) -> np.ndarray:

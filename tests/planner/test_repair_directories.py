@@ -45,8 +45,8 @@ def test_outside_band_of_one_broker_matches_the_batch(dirs, band):
 HUNDRED = 100 * GB
 
 
-def _two_directory_cluster(on_first: int, on_second: int, sizes: list[int]) -> Image:
-    """Three brokers in three racks, two 1000 GB directories each. Partitions of RF 2 on brokers
+def _two_directory_cluster(on_first: int, on_second: int, sizes: list[int], capacity: int = 10) -> Image:
+    """Three brokers in three racks, two directories of `capacity` x 100 GB each. Partitions of RF 2 on brokers
     1 and 3; broker 1 keeps the first `on_first` partitions in its first directory and the next
     `on_second` in its second (broker 3 keeps them all in its first). Sizes in units of 100 GB."""
     rng = random.Random(7)
@@ -54,7 +54,7 @@ def _two_directory_cluster(on_first: int, on_second: int, sizes: list[int]) -> I
     dirs: dict[int, list[str]] = {}
     for b in (1, 2, 3):
         dirs[b] = [DirectoryId.random(rng) for _ in range(2)]
-        log_dirs = tuple(KjbodLogDir(directory_id=d, path=f"/data/b{b}/d{i}", capacity_bytes=10 * HUNDRED) for i, d in enumerate(dirs[b]))
+        log_dirs = tuple(KjbodLogDir(directory_id=d, path=f"/data/b{b}/d{i}", capacity_bytes=capacity * HUNDRED) for i, d in enumerate(dirs[b]))
         request = BrokerRegistrationRequest(broker_id=b, incarnation_id=str(Uuid(b, 1)), log_dirs=log_dirs, rack=f"r{b}")
         image = replay_all(image, Controller(image).cluster.register_broker(request).records)
         image = replay_all(image, Controller(image).replication.heartbeat(HeartbeatRequest(b)).records)
@@ -117,3 +117,21 @@ def test_directory_swaps_take_several_of_one_broker_in_one_round() -> None:
     assert _moved_and_directory_work(t, repair) == pytest.approx((200, 150))
     repair._directory_swaps(SWAP_ROUNDS)
     assert _moved_and_directory_work(t, repair) == pytest.approx((200, 0))
+
+
+def test_two_swaps_whose_sizes_cancel_out_are_taken_together() -> None:
+    # Broker 1 keeps 3+3+1+1+3 in its first directory (units of 100 GB) and 2+2+1 in its
+    # second; the rounds sent both 2s to broker 2. Brokers 1 and 2 sit at the bottom of their
+    # byte bands: a swap of a 2 for a 3 takes broker 1 below its band, one for a 1 broker 2,
+    # and no other size is there. The 3 and a 1 for both 2s leaves both where they were.
+    t, repair = _repair_after(_two_directory_cluster(5, 3, [3, 3, 1, 1, 3, 2, 2, 1], capacity=20), leaving=[5, 6])
+    placement = repair.placement
+    for b in (0, 1):  # both at the bottom of their byte band
+        repair.byte_low[b] = repair.byte_low_l[b] = placement.loads[b]
+    loads = list(placement.loads)
+    assert _moved_and_directory_work(t, repair) == pytest.approx((400, 400))
+    repair._directory_swaps(SWAP_ROUNDS)
+    assert _moved_and_directory_work(t, repair) == pytest.approx((400, 0))
+    assert placement.loads == pytest.approx(loads)
+    on_broker_2 = sorted(int(t.rep_size[rep]) // HUNDRED for rep in np.flatnonzero(placement.broker == 1))
+    assert on_broker_2 == [1, 3]
