@@ -48,6 +48,7 @@ CHECKED = 5_000  # per pass, the best-scored single moves checked against the ru
 EXCHANGE_SIDE = 64  # per replica of A, the replicas of B an exchange scores (nearest in size to what would even the pair out)
 EXCHANGES_CHECKED = 512  # per pair of brokers, the best-scored exchanges checked against the rules
 SWAP_ROUNDS = 3  # per pass, the directory swaps' batch scorings (each of every broker's candidates)
+SWAP_ROUNDS_AGAIN = 1  # the same, in the pass after the shortcuts (it mends what they undo: little)
 SWAP_CHECKS = 100_000  # per pass, the most directory swaps checked against the rules, one by one in Python
 SWAP_CHUNK = 1 << 16  # candidate swaps whose directory rows are scored at once (bounds the memory)
 SHORTCUTS_CHECKED = 1_000  # per pass, the best-scored shortcuts checked against the rules
@@ -198,7 +199,7 @@ class Repair:
             returned = self._single_moves(fixing=False)
             if not self._replacements() and not returned:
                 break
-        for rounds in (SWAP_ROUNDS, 1):  # the second pass mends what the shortcuts undo (little: one round)
+        for rounds in (SWAP_ROUNDS, SWAP_ROUNDS_AGAIN):
             self._directory_swaps(rounds)
             if not self._shortcuts():
                 break
@@ -507,6 +508,8 @@ class Repair:
         then taken best first in Python, each scored again once its broker has changed: a
         round costs a few array operations over all leavers, not a few per broker, so the pass
         can look at every broker (at 200k partitions, one scoring per broker cost 22 s)."""
+        if rounds <= 0:
+            return
         t, placement, setup = self.t, self.placement, self.setup
         capacity = t.dir_capacity.astype(np.float64)
         counted = t.dir_online & ~setup.draining_dirs & (capacity > 0)
@@ -548,11 +551,15 @@ class Repair:
             budget=SWAP_CHECKS,
             dir_limit=dir_limit,
         )
-        for _ in range(rounds):
-            if not self._swap_round(swaps) or swaps.budget <= 0:
+        for k in range(rounds):
+            # The last round also pairs up the swaps the penalty refuses (`_double_swaps`), with
+            # the same scoring; a round that takes nothing ends the pass, doubles first.
+            last = k == rounds - 1
+            if not self._swap_round(swaps, doubles=last) and not last:
+                self._swap_round(swaps, doubles=True)
                 break
-        if swaps.budget > 0:
-            self._double_swaps(swaps)
+            if swaps.budget <= 0:
+                break
 
     def _swap_candidates(self, swaps: _SwapPass, penalised: bool) -> _SwapCandidates | None:
         """Every broker's candidate swaps (leaver r back home to A, stayer q of A where r went)
@@ -602,7 +609,7 @@ class Repair:
         refused = penalty > 1e-9
         if penalised:
             pair = a.astype(np.int64) * t.broker_count + b
-            fine = np.flatnonzero(np.isin(pair, pair[refused]))
+            fine = np.flatnonzero(~refused | np.isin(pair, pair[refused]))
         else:
             fine = np.flatnonzero(~refused)
         r, q, a, b, size_r, size_q, penalty = r[fine], q[fine], a[fine], b[fine], size_r[fine], size_q[fine], penalty[fine]
@@ -617,20 +624,27 @@ class Repair:
             saved[lo:hi] = (outside[a[lo:hi]] - _outside_band(after, swaps.cap[a[lo:hi]], swaps.limit[a[lo:hi]], band, cap_total[a[lo:hi], None])) / 2
         return _SwapCandidates(r, q, a, b, size_r, size_q, slot_r, slot_q, saved, penalty, outside)
 
-    def _swap_round(self, swaps: _SwapPass) -> int:
+    def _swap_round(self, swaps: _SwapPass, doubles: bool) -> int:
         """One round of directory swaps: all brokers' candidates scored at once, then taken
-        best first while the budget of checks lasts. Returns the swaps taken."""
+        best first while the budget of checks lasts; with `doubles`, then pairs of them.
+        Returns the swaps taken."""
+        c = self._swap_candidates(swaps, penalised=doubles)
+        if c is None:
+            return 0
+        taken = self._single_swaps(swaps, c)
+        if doubles and swaps.budget > 0:
+            taken += self._double_swaps(swaps, c)
+        return taken
+
+    def _single_swaps(self, swaps: _SwapPass, c: _SwapCandidates) -> int:
         t, placement = self.t, self.placement
         band = self.request.disk_band
         current = placement.broker
-        c = self._swap_candidates(swaps, penalised=False)
-        if c is None:
-            return 0
         r, q, a, b, size_r, size_q, slot_r, slot_q, saved, penalty, outside = (
             c.r, c.q, c.a, c.b, c.size_r, c.size_q, c.slot_r, c.slot_q, c.saved, c.penalty, c.outside
         )
         score = (size_q - size_r - saved) / self.unit
-        good = np.flatnonzero(score < -1e-12)
+        good = np.flatnonzero((score < -1e-12) & (penalty <= 1e-9))
         if good.size == 0:
             return 0
         taken = 0
@@ -639,14 +653,26 @@ class Repair:
         changed: set[int] = set()
         outside_now: dict[int, float] = {}
         checked = [0] * t.broker_count
-        for i in good[np.argsort((score + penalty)[good], kind="stable")].tolist():
+        loads, penalty_one = placement.loads, self._penalty_one
+        counts = placement.counts
+        order = good[np.argsort((score + penalty)[good], kind="stable")]
+        columns = (r[order], q[order], a[order], b[order], size_r[order], size_q[order], slot_r[order], slot_q[order], outside[a[order]] - 2 * saved[order])
+        for ri, qi, ai, bi, sr, sq, yr, xq, after in zip(*(column.tolist() for column in columns)):
             if swaps.budget <= 0:
                 break
-            ri, qi, ai, bi = int(r[i]), int(q[i]), int(a[i]), int(b[i])
-            if int(current[ri]) != bi or int(current[qi]) != ai or checked[ai] >= SWAPS_CHECKED:
+            if current[ri] != bi or current[qi] != ai or checked[ai] >= SWAPS_CHECKED:
                 continue  # one of them is in a swap taken in this round, or its broker had its share
             checked[ai] += 1
             swaps.budget -= 1
+            if ai in changed or bi in changed:
+                # The penalty again, with the loads the swaps before it leave (a's and b's counts stay).
+                d = sr - sq
+                grows = (
+                    penalty_one(ai, counts[ai], loads[ai] + d) - penalty_one(ai, counts[ai], loads[ai])
+                    + penalty_one(bi, counts[bi], loads[bi] - d) - penalty_one(bi, counts[bi], loads[bi])
+                )
+                if grows > 1e-9:
+                    continue
             if ai in changed:
                 # Scored again against the usage the swaps before it leave.
                 dirs_l, cap_l, limit_l, total = self._grid_row(swaps, ai)
@@ -654,20 +680,16 @@ class Repair:
                 before = outside_now.get(ai)
                 if before is None:
                     before = _outside_band_one(usage_l, cap_l, limit_l, band, total)
-                usage_l[int(slot_r[i])] += float(size_r[i])
-                usage_l[int(slot_q[i])] -= float(size_q[i])
+                usage_l[yr] += sr
+                usage_l[xq] -= sq
                 after = _outside_band_one(usage_l, cap_l, limit_l, band, total)
-                if float(size_q[i] - size_r[i]) - (before - after) / 2 >= -1e-12 * self.unit:
+                if sq - sr - (before - after) / 2 >= -1e-12 * self.unit:
                     continue
-            else:
-                after = float(outside[ai] - 2 * saved[i])
             if not self._allowed_back(ri):
                 swaps.blocked[ri] = True  # its partition or its directory has no place for it: not again this pass
                 continue
             if not self._allowed(qi, bi):
                 swaps.refused.add(qi * t.broker_count + bi)
-                continue
-            if (ai in changed or bi in changed) and self._gain([(ri, ai), (qi, bi)])[0] > 1e-9:
                 continue
             self._move(ri, ai)
             self._move(qi, bi)
@@ -680,18 +702,16 @@ class Repair:
                 checked[ai] = SWAPS_CHECKED  # nothing left to save on this broker
         return taken
 
-    def _double_swaps(self, swaps: _SwapPass) -> int:
+    def _double_swaps(self, swaps: _SwapPass, c: _SwapCandidates) -> int:
         """Two swaps of one broker A with one broker B at once, when each alone would grow a
         penalty: A and B at the edge of their byte bands allow only a swap whose two replicas
         weigh the same, which seldom exists; two swaps whose size differences cancel out (r1,
         r2 back to A, q1, q2 to B, q1 + q2 near r1 + r2) leave both where they were. Per
         candidate the penalty refuses, the one of the same A and B whose difference is nearest
         the opposite; taken best first, each checked against the rules and scored again
-        exactly (four directory changes). Returns the pairs taken."""
+        exactly (four directory changes), the single swaps of the round taken before. Returns
+        the pairs taken."""
         t, placement = self.t, self.placement
-        c = self._swap_candidates(swaps, penalised=True)
-        if c is None:
-            return 0
         diff = c.size_q - c.size_r  # what A loses and B gains
         group = c.a.astype(np.int64) * t.broker_count + c.b
         # Sizes in MiB for the search key (the exact check below uses bytes).
@@ -788,11 +808,13 @@ class Repair:
         if leavers.size == 0:
             return leavers, leavers
         near = np.searchsorted(key, home[leavers].astype(np.int64) * span + t.rep_size[leavers].astype(np.int64))
-        window = np.arange(-SWAP_SIDE // 2, SWAP_SIDE // 2)
-        pick = np.clip(near[:, None] + window[None, :], lo[:, None], hi[:, None] - 1)
-        # The distinct pairs, as one key (faster than np.unique(axis=1)); in leaver order, then size.
-        pair = np.unique(np.repeat(np.arange(leavers.size, dtype=np.int64), window.size) * stayers.size + pick.reshape(-1))
-        r, q = leavers[pair // stayers.size], stayers[pair % stayers.size]
+        # A window of SWAP_SIDE around `near`, shifted to stay within the broker's stayers (so
+        # the pairs are distinct without a sort); in leaver order, then size.
+        first = np.maximum(np.minimum(near - SWAP_SIDE // 2, hi - SWAP_SIDE), lo)
+        pick = first[:, None] + np.arange(SWAP_SIDE)[None, :]
+        inside = (pick < hi[:, None]).reshape(-1)
+        r = np.repeat(leavers, SWAP_SIDE)[inside]
+        q = stayers[pick.reshape(-1)[inside]]
         keep = (t.rep_dir[r] != t.rep_dir[q]) & (t.rep_part[r] != t.rep_part[q])
         return r[keep], q[keep]
 
