@@ -28,7 +28,7 @@ the plan's report (perBroker replicasTarget and bytesTarget) and the planner's c
 - data moved, minimised: the size of every replica that ends outside its current directory
   (moved to another broker, or to another directory of its broker), as the report's bytesMoved;
 - the replication factor stays, no two replicas of a partition on one broker;
-- the rack rule (strict, KIP-36): at most core._rack_limit(RF, strict, racks) replicas of a
+- the rack rule (strict, KIP-36): at most core.rack_limit(RF, strict, racks) replicas of a
   partition per rack (1 with at least RF racks, else ceil(RF / racks));
 - replica count per broker within its band: replicasTarget +- floor(target x
   PlanRequest.count_tolerance) (rack-bounded, equal shares; a band of one value below 200);
@@ -96,7 +96,7 @@ sys.path.insert(0, str(ROOT))
 from bench_planner import _add_empty_brokers, _resize_disks  # noqa: E402
 from synthetic import GIB, SyntheticSpec, generate, write_files  # noqa: E402
 
-from kjbod.planner.core import BYTE_TOLERANCE, PlanRequest, RackMode, _rack_limit  # noqa: E402
+from kjbod.planner.core import BYTE_TOLERANCE, PlanRequest, RackMode, rack_limit  # noqa: E402
 
 MIB = 1 << 20
 DEFAULTS = PlanRequest(goal=None)  # type: ignore[arg-type]  # only its band defaults are read
@@ -348,7 +348,7 @@ def _highs(cluster: Cluster, bands: Bands, time_limit: float, start: np.ndarray 
     add(p_of, every, ones, P, rf, rf)
     add(p_of * B + b_of, every, ones, P * B, -np.inf, 1.0)
     # The rack rule.
-    limit = np.array([_rack_limit(int(f), RackMode.STRICT, K) for f in rf], dtype=np.float64)
+    limit = np.array([rack_limit(int(f), RackMode.STRICT, K) for f in rf], dtype=np.float64)
     add(p_of * K + cluster.broker_rack[b_of], every, ones, P * K, -np.inf, np.repeat(limit, K))
     # Replica counts and bytes per broker.
     add(b_of, every, ones, B, np.array(bands.count_low, dtype=np.float64), np.array(bands.count_high, dtype=np.float64))
@@ -428,7 +428,7 @@ def _cp_sat(cluster: Cluster, bands: Bands, time_limit: float, start: np.ndarray
         model.add(sum(w[p]) == int(rf[p]))
         for b in range(B):
             model.add(sum(w[p][d] for d in dirs_of[b]) <= 1)
-        limit = _rack_limit(int(rf[p]), RackMode.STRICT, K)
+        limit = rack_limit(int(rf[p]), RackMode.STRICT, K)
         for k in range(K):
             model.add(sum(w[p][d] for d in racks_of[k]) <= limit)
         model.add(sum(w[p][d] for b, _ in current.get(p, []) for d in dirs_of[b]) >= 1)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import orjson
 
-from kjbod.planner.core import BYTE_TOLERANCE, Goal, Plan, _rack_limit, rack_violations
+from kjbod.planner.core import BYTE_TOLERANCE, Goal, Plan, directory_band, rack_limit, rack_violations
 from kjbod.planner.tables import BROKER_CHOOSES, NO_RACK
 
 if TYPE_CHECKING:
@@ -202,15 +202,9 @@ def explain(plan: Plan, before: Balance, after: Balance) -> Explanation:
     # and never past the capacity threshold (kernels._rebalance).
     capacity = t.dir_capacity.astype(np.float64)
     counted = t.dir_online & ~plan.draining_dirs
-    known = counted & (capacity > 0)
-    broker_used = np.bincount(t.dir_broker[known], weights=after.dir_bytes[known], minlength=t.broker_count)
-    broker_cap = np.bincount(t.dir_broker[known], weights=capacity[known], minlength=t.broker_count)
-    all_known = np.bincount(t.dir_broker[counted & (capacity <= 0)], minlength=t.broker_count) == 0
-    mean = np.divide(broker_used, broker_cap, out=np.full(t.broker_count, np.nan), where=(broker_cap > 0) & all_known)
-    dir_mean = mean[t.dir_broker]
     threshold = request.capacity_threshold
-    dir_high = np.minimum(dir_mean + request.disk_band, threshold)
-    dir_low = dir_mean - request.disk_band
+    band = directory_band(t.dir_broker, t.dir_capacity, counted, after.dir_bytes, request.disk_band, threshold, t.broker_count)
+    dir_mean, dir_low, dir_high = band.mean, band.low, band.high
     usage_before = np.divide(before.dir_bytes, capacity, out=np.full(len(capacity), np.nan), where=capacity > 0)
     usage_after = np.divide(after.dir_bytes, capacity, out=np.full(len(capacity), np.nan), where=capacity > 0)
 
@@ -447,7 +441,7 @@ def _rack_limits(plan: Plan, rf: np.ndarray) -> np.ndarray:
     """The most replicas of a partition one rack may hold, indexed by replication factor (up to
     the largest in `rf`), as the planner's rack rule has it."""
     request = plan.request
-    return np.array([_rack_limit(r, request.rack_mode, plan.racks_available) for r in range(int(rf.max(initial=0)) + 1)])
+    return np.array([rack_limit(r, request.rack_mode, plan.racks_available) for r in range(int(rf.max(initial=0)) + 1)])
 
 
 # The goals not reached -----------------------------------------------------------------------
