@@ -2,7 +2,7 @@
 clusters, found by exact solvers from PyPI (HiGHS through highspy, a MILP; OR-Tools' CP-SAT), for
 the plan's own targets and hard rules (issue 30).
 
-    pip install -e '.[bench]'                       # highspy, ortools, scipy
+    pip install -e '.[bench]'                       # ortools, scipy (highspy is the planner's own)
     flock /work/notes/heavy.lock python bench/bench_optimum.py [--cases 50] [--first-seed 1 | --seeds 3,48]
         [--baseline DIR] [--time-limit 60] [--work /tmp/kjbod-bench-optimum] [--show-optimum]
 
@@ -18,7 +18,10 @@ under the same rules. Each case's line gives kjbod's data moved over that optimu
 own lower bound (the report's lowerBoundBytes) over the optimum of its bands; the end gives the
 median and the worst. `--baseline DIR` plans every case with another checkout's kjbod too (e.g.
 `git archive COMMIT | tar -x -C DIR`), so the table shows the ratios before and after a change,
-from the same run.
+from the same run. Each case also shows this tree's planner with `--refine off` (`heuristic`):
+on these small cases the planner itself runs a solver (planner/refine.py, the model below with
+deterministic limits), and that column is the heuristic alone; the end also gives the planner's
+time per case and the refinement's part of it.
 
 The model: a binary w[p, d] for each partition p and each directory d of the cluster (p keeps or
 gets a replica in d; its replicas weigh the same, so which one goes where does not change the
@@ -82,7 +85,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +99,7 @@ sys.path.insert(0, str(ROOT))
 from bench_planner import _add_empty_brokers, _resize_disks  # noqa: E402
 from synthetic import GIB, SyntheticSpec, generate, write_files  # noqa: E402
 
-from kjbod.planner.core import BYTE_TOLERANCE, PlanRequest, RackMode, rack_limit  # noqa: E402
+from kjbod.planner.core import BYTE_TOLERANCE, PlanRequest, RackMode, directory_band, rack_limit  # noqa: E402
 
 MIB = 1 << 20
 DEFAULTS = PlanRequest(goal=None)  # type: ignore[arg-type]  # only its band defaults are read
@@ -248,9 +251,11 @@ def misses(cluster: Cluster, bands: Bands, placed: Placement) -> list[str]:
 
 
 def _points_from_mean(cluster: Cluster, usage: np.ndarray) -> np.ndarray:
-    B = len(cluster.broker_ids)
-    mean = np.bincount(cluster.dir_broker, weights=usage, minlength=B) / np.bincount(cluster.dir_broker, weights=cluster.dir_capacity, minlength=B)
-    return np.abs(usage / cluster.dir_capacity - mean[cluster.dir_broker])
+    """Each directory's distance from its broker's mean usage (shares of capacity), as the
+    planner's directory band measures it (core.directory_band; every directory is online)."""
+    counted = np.ones(len(cluster.dir_path), dtype=bool)
+    band = directory_band(cluster.dir_broker, cluster.dir_capacity, counted, usage, 0.0, 1.0, len(cluster.broker_ids))
+    return np.abs(usage / cluster.dir_capacity - band.mean)
 
 
 def at_least_as_balanced(cluster: Cluster, bands: Bands, placed: Placement) -> Bands:
@@ -586,7 +591,7 @@ def kjbod(tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "kjbod", *args], capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
 
 
-def plan_case(tree: Path, inputs: Path, work: Path) -> tuple[dict[str, Any], Path]:
+def plan_case(tree: Path, inputs: Path, work: Path, extra: tuple[str, ...] = ()) -> tuple[dict[str, Any], Path]:
     state = work / "state"
     shutil.rmtree(state, ignore_errors=True)
     imported = kjbod(tree, "--state", str(state), "import", "cluster", "--brokers", str(inputs / "brokers.json"),
@@ -595,7 +600,7 @@ def plan_case(tree: Path, inputs: Path, work: Path) -> tuple[dict[str, Any], Pat
         raise SystemExit(f"import failed with {tree}: {imported.stderr.strip()[-2000:]}")
     plan_file = work / "plan.json"
     planned = kjbod(tree, "--state", str(state), "-o", "json", "reassign", "plan", "--goal", "balance", "--engine", "local",
-                    "--output-file", str(plan_file), "--overwrite")
+                    "--output-file", str(plan_file), "--overwrite", *extra)
     if planned.returncode != 0:
         raise SystemExit(f"reassign plan failed with {tree}: {planned.stderr.strip()[-2000:]}")
     return json.loads(planned.stdout), plan_file
@@ -618,6 +623,9 @@ class Side:
     missed: int = 0
     reachable: int = 0  # of the cases that miss a band, those whose bands a plan could meet
     proven: int = 0  # cases whose optimum the solvers proved (within 0.1%)
+    extra: tuple[str, ...] = ()  # options added to `reassign plan` (the heuristic alone: --refine off)
+    seconds: list[float] = field(default_factory=list)  # the planner's time per case (the report's)
+    refine_seconds: list[float] = field(default_factory=list)  # the exact refinement's part of it
 
 
 class OptimumCache:
@@ -674,7 +682,10 @@ def run_case(seed: int, sides: list[Side], args: argparse.Namespace) -> None:
     for side in sides:
         work = case / side.name
         work.mkdir(parents=True, exist_ok=True)
-        report, plan_file = plan_case(side.tree, inputs, work)
+        report, plan_file = plan_case(side.tree, inputs, work, side.extra)
+        side.seconds.append(float(report["seconds"]))
+        if report.get("refinement") and report["refinement"]["status"] not in ("off", "not-applicable"):
+            side.refine_seconds.append(float(report["refinement"]["seconds"]))
         strict = planner_bands(cluster, report)
         moved, placed = apply_plan(cluster, plan_file)
         missed = misses(cluster, strict, placed)
@@ -728,7 +739,11 @@ def main() -> int:
     parser.add_argument("--show-optimum", action="store_true",
                         help="after each case, kjbod's moves against the optimum's, per broker (solves again: the cache keeps no plans)")
     args = parser.parse_args()
-    sides = ([Side("before", args.baseline.resolve(), [], [])] if args.baseline else []) + [Side("after" if args.baseline else "kjbod", ROOT, [], [])]
+    sides = ([Side("before", args.baseline.resolve(), [], [])] if args.baseline else []) + [
+        # This tree's planner twice: its heuristic alone, and as it plans by default (refined by a solver).
+        Side("heuristic", ROOT, [], [], extra=("--refine", "off")),
+        Side("after" if args.baseline else "kjbod", ROOT, [], []),
+    ]
     for side in sides:
         where = subprocess.run(
             [sys.executable, "-c", "import kjbod; print(kjbod.__file__)"], capture_output=True, text=True,
@@ -749,7 +764,13 @@ def main() -> int:
         if side.ratios:
             print(f"{side.name}: data moved over the optimum in {len(side.ratios)} cases: median {statistics.median(side.ratios):.3f}x, "
                   f"mean {statistics.mean(side.ratios):.3f}x, worst {max(side.ratios):.3f}x (targets: median <= 1.02x, worst <= 1.10x); "
-                  f"{side.proven} optimum(s) proven, the others' ratios are against the best plan the solvers found (at most the true ratio)")
+                  f"{side.proven} optimum(s) proven, the others' ratios are against the best plan the solvers found (at most the true ratio); "
+                  f"cases <= 1.02x: {sum(r <= 1.02 for r in side.ratios)}, <= 1.10x: {sum(r <= 1.10 for r in side.ratios)}; "
+                  f"plans meeting every band: {len(side.ratios) - side.missed}")
+        if side.seconds:
+            print(f"{side.name}: planner time per case (the report's seconds): median {statistics.median(side.seconds):.2f} s, worst {max(side.seconds):.2f} s"
+                  + (f"; the exact refinement's part: median {statistics.median(side.refine_seconds):.2f} s, worst {max(side.refine_seconds):.2f} s"
+                     if side.refine_seconds else ""))
         if side.bounds:
             print(f"{side.name}: kjbod's lower bound over the optimum of its own bands: median {statistics.median(side.bounds):.3f}, "
                   f"lowest {min(side.bounds):.3f}, highest {max(side.bounds):.3f}, over the {len(side.bounds)} cases where that optimum is "

@@ -80,6 +80,7 @@ class Plan:
     racks_available: int = 0  # racks the rack rule counts (see _Setup.racks_available)
     budget_exhausted: bool = False  # --max-moves or --max-bytes stopped the plan
     refinement: Refinement | None = None  # what the exact refinement did (refine.py)
+    refined: np.ndarray | None = None  # per partition: placed by the exact refinement (when it was taken)
 
     @property
     def inter_moved(self) -> np.ndarray:
@@ -240,6 +241,7 @@ class DirectoryBand:
     mean: np.ndarray
     low: np.ndarray
     high: np.ndarray
+    broker_mean: np.ndarray  # per broker (NaN: no band)
 
 
 def directory_band(
@@ -253,8 +255,9 @@ def directory_band(
     used = np.bincount(dir_broker[known], weights=dir_bytes[known], minlength=brokers)
     total = np.bincount(dir_broker[known], weights=capacity[known], minlength=brokers)
     all_known = np.bincount(dir_broker[counted & (capacity <= 0)], minlength=brokers) == 0
-    mean = np.divide(used, total, out=np.full(brokers, np.nan), where=(total > 0) & all_known)[dir_broker]
-    return DirectoryBand(mean, mean - band, np.minimum(mean + band, threshold))
+    broker_mean = np.divide(used, total, out=np.full(brokers, np.nan), where=(total > 0) & all_known)
+    mean = broker_mean[dir_broker]
+    return DirectoryBand(mean, mean - band, np.minimum(mean + band, threshold), broker_mean)
 
 
 def rack_violations(t: ClusterTables, broker: np.ndarray, mode: RackMode, racks_available: int | None = None) -> tuple[np.ndarray, int]:

@@ -204,7 +204,7 @@ def explain(plan: Plan, before: Balance, after: Balance) -> Explanation:
     counted = t.dir_online & ~plan.draining_dirs
     threshold = request.capacity_threshold
     band = directory_band(t.dir_broker, t.dir_capacity, counted, after.dir_bytes, request.disk_band, threshold, t.broker_count)
-    dir_mean, dir_low, dir_high = band.mean, band.low, band.high
+    mean, dir_mean, dir_low, dir_high = band.broker_mean, band.mean, band.low, band.high
     usage_before = np.divide(before.dir_bytes, capacity, out=np.full(len(capacity), np.nan), where=capacity > 0)
     usage_after = np.divide(after.dir_bytes, capacity, out=np.full(len(capacity), np.nan), where=capacity > 0)
 
@@ -289,21 +289,25 @@ def explain(plan: Plan, before: Balance, after: Balance) -> Explanation:
     # the best the rules left (the rack rule kept and room found), or the rack rule had to break.
     violating_after, _ = rack_violations(t, plan.new_broker, request.rack_mode)
     broke_rule = t.partitions_with(violating_after)[t.rep_part[rows]] & np.isin(t.rep_part[rows], list(plan.unsatisfiable))
+    # Partitions the exact refinement placed (refine.py): the solver chose their brokers and
+    # directories (the least data moved within the bands), not the heuristic's rules below.
+    refined = plan.refined[t.rep_part[rows]] if plan.refined is not None else np.zeros(n, dtype=bool)
     broker_why = np.select(
         [
             intra,
+            inter & refined,
             inter & broke_rule,
             inter & (goal_is is Goal.ADD_BROKERS) & named[dst],
             inter & holders[dst] & (count_before_dst < plan.count_target[dst]),
             inter & holders[dst] & (bytes_before_dst < byte_target[dst]),
         ],
-        [0, 1, 2, 3, 4],
+        [0, 6, 1, 2, 3, 4],
         5,
     ).astype(np.int8)
     # Why the directory: the one that ends least used among those with room (a new or displaced
     # replica, kernels._place), the one furthest below its broker's mean with room (a move
     # between directories, kernels._rebalance), or none had room (the broker chooses).
-    dir_why = np.where(dst_dir == BROKER_CHOOSES, 2, np.where(inter | forced, 0, 1)).astype(np.int8)
+    dir_why = np.where(dst_dir == BROKER_CHOOSES, 2, np.where(refined, 3, np.where(inter | forced, 0, 1))).astype(np.int8)
 
     columns = {
         "goal": goal,
@@ -327,8 +331,9 @@ def explain(plan: Plan, before: Balance, after: Balance) -> Explanation:
 
 
 MEASURES = ("replicas", "bytes", "usagePercent", "replicasInRack")
-BROKER_WHY = ("same-broker", "rack-rule-broken", "added-broker", "under-replica-target", "under-byte-target", "best-allowed")
-DIR_WHY = ("least-used-with-room", "most-under-mean-with-room", "broker-chooses")
+# "exact-refinement": the exact refinement's solver chose it (the least data moved for the bands).
+BROKER_WHY = ("same-broker", "rack-rule-broken", "added-broker", "under-replica-target", "under-byte-target", "best-allowed", "exact-refinement")
+DIR_WHY = ("least-used-with-room", "most-under-mean-with-room", "broker-chooses", "exact-refinement")
 
 
 def _in_rack(t: Any, broker: np.ndarray, rows: np.ndarray, rack: np.ndarray) -> np.ndarray:

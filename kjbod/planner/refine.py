@@ -72,7 +72,7 @@ MAX_NODES = 200
 # its plan may differ run to run).
 TIME_CAP_SECONDS = 20.0
 # The relative gap at which the solver calls its plan optimal.
-GAP = 1e-4
+GAP = 1e-3
 # HiGHS's other settings.
 SOLVER_OPTIONS: dict[str, Any] = {"mip_allow_restart": False}  # restarts cost seconds on these models for little
 # Partitions x directories above which the model is not even built (a cheap test first).
@@ -164,20 +164,24 @@ def refine(plan: Plan, progress: Any = None) -> Refinement:
     seconds = time.perf_counter() - started
     common = {"binaries": n, "seconds": seconds, "heuristic_bytes": heuristic_bytes, "stopped_by_clock": solved.by_clock}
     own = not bands.widened and model.held_by_heuristic == 0
-    bound = int(np.ceil(solved.bound)) if solved.bound is not None else None
+    # Down, and a hair below: the dual bound holds up to the solver's tolerances.
+    bound = int(np.floor(solved.bound * (1 - 1e-7))) if solved.bound is not None else None
     common.update(solver_bound_bytes=bound, own_bands=own and bound is not None)
     if solved.placement is None:
         return Refinement("skipped", f"no plan found by the solver ({solved.status}); the heuristic's plan stays", **common)
     new_broker, new_dir = _replicas_of(plan, model, solved.placement)
-    refined_bytes = int(t.rep_size[(new_broker != t.rep_broker) | ((new_broker == t.rep_broker) & (new_dir != t.rep_dir))].sum())
+    stays = new_broker == t.rep_broker
+    refined_moves = ~stays | (stays & (t.rep_dir >= 0) & (new_dir >= 0) & (new_dir != t.rep_dir))  # as Plan.inter_moved | intra_moved
+    refined_bytes = int(t.rep_size[refined_moves].sum())
     common["refined_bytes"] = refined_bytes
     reach = _reach(solved, refined_bytes, bands, model)
     if refined_bytes >= heuristic_bytes:
         return Refinement("not-better", f"not better than the heuristic ({reach})", **common)
-    problems = _violations(plan, bands, new_broker, new_dir)
+    problems = _violations(plan, bands, new_broker, new_dir, free_mask(plan, model.free))
     if problems:
         return Refinement("rejected", f"the solver's plan failed a check ({problems[0]}); the heuristic's plan stays", **common)
     plan.new_broker, plan.new_dir = new_broker, new_dir
+    plan.refined = free_mask(plan, model.free)
     saved = heuristic_bytes - refined_bytes
     status = "optimal" if solved.status == "optimal" else "limit"
     return Refinement(status, f"{reach}; {_gib(saved)} less than the heuristic's plan", applied=True, **common)
@@ -523,18 +527,20 @@ def _replicas_of(plan: Plan, model: _Model, placement: np.ndarray) -> tuple[np.n
     return new_broker, new_dir
 
 
-def _violations(plan: Plan, bands: _Bands, new_broker: np.ndarray, new_dir: np.ndarray) -> list[str]:
+def _violations(plan: Plan, bands: _Bands, new_broker: np.ndarray, new_dir: np.ndarray, refined: np.ndarray) -> list[str]:
     """What the refined plan breaks, recomputed from the replicas' brokers and directories alone
-    (not from the model): the hard rules, then the bands it was solved for."""
+    (not from the model): the hard rules, then the bands it was solved for. `refined`: per
+    partition, the model placed it."""
     t = plan.tables
     assert plan.open_dirs is not None and plan.receivable is not None and plan.broker_has_offline_dir is not None
     problems: list[str] = []
     size = t.rep_size
     inter = new_broker != t.rep_broker
-    intra = ~inter & (new_dir != t.rep_dir)
-    if (new_dir < 0).any():
+    placed = new_dir >= 0
+    intra = ~inter & placed & (t.rep_dir >= 0) & (new_dir != t.rep_dir)
+    if (refined[t.rep_part] & ~placed).any():
         problems.append("a replica has no directory")
-    if (t.dir_broker[np.maximum(new_dir, 0)] != new_broker).any():
+    if (placed & (t.dir_broker[np.maximum(new_dir, 0)] != new_broker)).any():
         problems.append("a replica's directory is on another broker")
     if (inter & ~(plan.receivable[new_broker] & plan.open_dirs[np.maximum(new_dir, 0)])).any():
         problems.append("a replica arrives on a broker or directory that may not receive")
@@ -564,7 +570,7 @@ def _violations(plan: Plan, bands: _Bands, new_broker: np.ndarray, new_dir: np.n
     slack = 1e-9 * np.maximum(np.abs(load), 1) + 1
     if ((load < bands.bytes_low - slack) | (load > bands.bytes_high + slack)).any():
         problems.append("a broker's byte band")
-    usage = np.bincount(new_dir, weights=size, minlength=len(t.dir_ids))
+    usage = np.bincount(new_dir[placed], weights=size[placed], minlength=len(t.dir_ids))
     if (usage > bands.dir_limit + 1e-9 * usage + 1).any():
         problems.append("the capacity threshold")
     capacity = t.dir_capacity.astype(np.float64)
