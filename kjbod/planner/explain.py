@@ -150,6 +150,9 @@ class Explanation:
         by_goal = sorted(self.moves_by_goal().items(), key=lambda item: (-item[1], GOALS.index(item[0])))
         served = ", ".join(f"{n} {GOAL_WORDS[goal]}" for goal, n in by_goal) or "nothing moves"
         lines = [f"Why they move: {served}."]
+        refined = int(np.count_nonzero(self.columns["dir_why"] == DIR_WHY.index("exact-refinement"))) if self.moves else 0
+        if refined:
+            lines.append(f"Where they go: {refined} of {self.moves} chosen by the exact refinement (the least data moved within the bands).")
         if not self.unreached:
             lines.append("Every goal of the plan is reached.")
             return lines

@@ -78,3 +78,18 @@ def test_other_goals_are_not_refined() -> None:
     t = build_tables(skewed_cluster(brokers=4, racks=2, topics=1, partitions=4))
     result = plan(t, PlanRequest(Goal.REMOVE_BROKERS, brokers=(1,)), LocalEngine())
     assert result.refinement is not None and result.refinement.status == "not-applicable"
+
+
+def test_explain_names_the_refinement_for_the_moves_it_chose() -> None:
+    import orjson
+
+    t = crafted()
+    refined = plan(t, PlanRequest(Goal.BALANCE), LocalEngine())
+    explanation = report(refined, 0.0, "local", explain=True).explanation
+    assert explanation is not None
+    lines = [orjson.loads(line) for chunk in explanation.chunks() for line in chunk.splitlines()]
+    moves = [line for line in lines if "goal" in line]
+    assert len(moves) == int((refined.inter_moved | refined.intra_moved).sum())
+    assert {line["dir"]["why"] for line in moves} == {"exact-refinement"}
+    assert {line["broker"]["why"] for line in moves if line["broker"] is not None} == {"exact-refinement"}
+    assert f"Where they go: {len(moves)} of {len(moves)} chosen by the exact refinement (the least data moved within the bands)." in explanation.summary_lines()
