@@ -163,7 +163,8 @@ def refine(plan: Plan, progress: Any = None) -> Refinement:
     solved = _solve(plan, model, bands)
     seconds = time.perf_counter() - started
     common = {"binaries": n, "seconds": seconds, "heuristic_bytes": heuristic_bytes, "stopped_by_clock": solved.by_clock}
-    own = not bands.widened and model.held_by_heuristic == 0
+    holds_no_load = ~plan.holders[t.rep_broker] & free_mask(plan, free)[t.rep_part]
+    own = not bands.widened and model.held_by_heuristic == 0 and not holds_no_load.any()
     # Down, and a hair below: the dual bound holds up to the solver's tolerances.
     bound = int(np.floor(solved.bound * (1 - 1e-7))) if solved.bound is not None else None
     common.update(solver_bound_bytes=bound, own_bands=own and bound is not None)
@@ -267,8 +268,11 @@ class _Bands:
         slack = np.where(holders, plan.count_high - target, 0)
         reach = np.maximum(slack, np.abs(count - target))
         widened |= bool((holders & (reach > slack)).any())
-        count_low = np.where(holders, np.ceil(target - reach), 0)
-        count_high = np.where(holders, np.floor(target + reach), np.maximum(plan.count_high, count))
+        # A broker that holds no load keeps what it has (core._targets): its count stays the
+        # heuristic's. That is tighter than the planner's band (at most what it has): where such a
+        # broker holds a replica, the solver's bound is not the planner's (see `own_bands`).
+        count_low = np.where(holders, np.ceil(target - reach), count)
+        count_high = np.where(holders, np.floor(target + reach), count)
         byte_target = plan.byte_target.astype(np.float64)
         byte_slack = byte_target * BYTE_TOLERANCE
         off = np.abs(load - byte_target)
