@@ -100,6 +100,7 @@ from bench_planner import _add_empty_brokers, _resize_disks  # noqa: E402
 from synthetic import GIB, SyntheticSpec, generate, write_files  # noqa: E402
 
 from kjbod.planner.core import BYTE_TOLERANCE, PlanRequest, RackMode, directory_band, rack_limit  # noqa: E402
+from kjbod.planner.refine import ConstraintRows  # noqa: E402
 
 MIB = 1 << 20
 DEFAULTS = PlanRequest(goal=None)  # type: ignore[arg-type]  # only its band defaults are read
@@ -322,7 +323,6 @@ def _highs(cluster: Cluster, bands: Bands, time_limit: float, start: np.ndarray 
     variable per partition and directory, rather than per replica, spares the solver the
     replicas' symmetric copies of every solution."""
     import highspy
-    from scipy.sparse import coo_matrix
 
     D, B, K = len(cluster.dir_path), len(cluster.broker_ids), cluster.racks
     P = len(cluster.part_name)
@@ -332,21 +332,8 @@ def _highs(cluster: Cluster, bands: Bands, time_limit: float, start: np.ndarray 
     b_of = cluster.dir_broker[d_of]
     every = np.arange(P * D)
     ones = np.ones(P * D)
-    rows: list[np.ndarray] = []
-    cols: list[np.ndarray] = []
-    vals: list[np.ndarray] = []
-    lower: list[np.ndarray] = []
-    upper: list[np.ndarray] = []
-    next_row = 0
-
-    def add(row: np.ndarray, col: np.ndarray, val: np.ndarray, count: int, lo: Any, hi: Any) -> None:
-        nonlocal next_row
-        rows.append(row + next_row)
-        cols.append(col)
-        vals.append(val)
-        lower.append(np.broadcast_to(np.asarray(lo, dtype=np.float64), (count,)))
-        upper.append(np.broadcast_to(np.asarray(hi, dtype=np.float64), (count,)))
-        next_row += count
+    model_rows = ConstraintRows(P * D)
+    add = model_rows.add
 
     rf = np.bincount(cluster.rep_part, minlength=P)
     # The replication factor stays, on as many brokers.
@@ -373,18 +360,17 @@ def _highs(cluster: Cluster, bands: Bands, time_limit: float, start: np.ndarray 
     current_broker[cluster.rep_part, cluster.rep_broker] = True
     keeps = np.flatnonzero(current_broker[p_of, b_of])
     add(p_of[keeps], keeps, np.ones(len(keeps)), P, 1.0, np.inf)
-    matrix = coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(next_row, P * D)).tocsc()
     # Data moved = the replicas' bytes (an offset, so that the solver's gap is on data moved) - the
     # bytes of every current directory the partition keeps.
     cost = np.zeros(P * D)
     cost[cluster.rep_part * D + cluster.rep_dir] = -size[cluster.rep_part]
     model = highspy.HighsLp()
-    model.num_col_, model.num_row_ = P * D, next_row
+    model.num_col_, model.num_row_ = P * D, model_rows.count
     model.offset_ = float(size[cluster.rep_part].sum())
     model.col_cost_, model.col_lower_, model.col_upper_ = cost, np.zeros(P * D), np.ones(P * D)
-    model.row_lower_, model.row_upper_ = np.concatenate(lower), np.concatenate(upper)
+    model.row_lower_, model.row_upper_ = model_rows.lower, model_rows.upper
     model.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    model.a_matrix_.start_, model.a_matrix_.index_, model.a_matrix_.value_ = matrix.indptr, matrix.indices, matrix.data
+    model.a_matrix_.start_, model.a_matrix_.index_, model.a_matrix_.value_ = model_rows.column_wise()
     model.integrality_ = [highspy.HighsVarType.kInteger] * (P * D)
     solver = highspy.Highs()
     solver.setOptionValue("output_flag", False)

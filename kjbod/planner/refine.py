@@ -325,6 +325,47 @@ class _Bands:
         )
 
 
+class ConstraintRows:
+    """A MILP's constraints, added in blocks (each a set of rows with sparse coefficients and
+    their bounds), then as the column-wise matrix HiGHS takes (bench_optimum builds its model
+    with it too)."""
+
+    def __init__(self, columns: int) -> None:
+        self.columns = columns
+        self.count = 0
+        self._rows: list[np.ndarray] = []
+        self._cols: list[np.ndarray] = []
+        self._vals: list[np.ndarray] = []
+        self._lower: list[np.ndarray] = []
+        self._upper: list[np.ndarray] = []
+
+    def add(self, row: np.ndarray, col: np.ndarray, val: np.ndarray, number: int, lo: Any, hi: Any) -> None:
+        """`number` rows: coefficient val[i] of column col[i] in row row[i] (0 to number - 1), each
+        row between lo and hi (scalars or one per row)."""
+        self._rows.append(row + self.count)
+        self._cols.append(col)
+        self._vals.append(val)
+        self._lower.append(np.broadcast_to(np.asarray(lo, dtype=np.float64), (number,)))
+        self._upper.append(np.broadcast_to(np.asarray(hi, dtype=np.float64), (number,)))
+        self.count += number
+
+    @property
+    def lower(self) -> np.ndarray:
+        return np.concatenate(self._lower) if self._lower else np.zeros(0)
+
+    @property
+    def upper(self) -> np.ndarray:
+        return np.concatenate(self._upper) if self._upper else np.zeros(0)
+
+    def column_wise(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(column starts, row indexes, values): the matrix in CSC form."""
+        row_index, col_index, value = np.concatenate(self._rows), np.concatenate(self._cols), np.concatenate(self._vals)
+        order = np.lexsort((row_index, col_index))
+        starts = np.zeros(self.columns + 1, dtype=np.int64)
+        np.cumsum(np.bincount(col_index, minlength=self.columns), out=starts[1:])
+        return starts, row_index[order], value[order]
+
+
 @dataclass
 class _Solved:
     status: str  # optimal, limit, infeasible, none
@@ -358,21 +399,8 @@ def _solve(plan: Plan, model: _Model, bands: _Bands) -> _Solved:
     fixed_usage = np.bincount(plan.new_dir[placed], weights=t.rep_size[placed], minlength=D) / unit
     fixed_moved_rows = fixed_rows & (plan.inter_moved | plan.intra_moved)
 
-    rows: list[np.ndarray] = []
-    cols: list[np.ndarray] = []
-    vals: list[np.ndarray] = []
-    lower: list[np.ndarray] = []
-    upper: list[np.ndarray] = []
-    count_rows = 0
-
-    def add(row: np.ndarray, col: np.ndarray, val: np.ndarray, number: int, lo: Any, hi: Any) -> None:
-        nonlocal count_rows
-        rows.append(row + count_rows)
-        cols.append(col)
-        vals.append(val)
-        lower.append(np.broadcast_to(np.asarray(lo, dtype=np.float64), (number,)))
-        upper.append(np.broadcast_to(np.asarray(hi, dtype=np.float64), (number,)))
-        count_rows += number
+    model_rows = ConstraintRows(n)
+    add = model_rows.add
 
     def grouped(key: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Rows for the groups of `key` that `keep` selects: (row per variable in them, the variables, the group keys)."""
@@ -435,24 +463,19 @@ def _solve(plan: Plan, model: _Model, bands: _Bands) -> _Solved:
     if np.isfinite(bands.max_bytes):
         total = float((size_f * rf_f).sum()) / unit
         add(np.zeros(len(stay), dtype=np.int64), stay, size_v[stay], 1, total + fixed_bytes - bands.max_bytes / unit, np.inf)
-    # Column-wise (CSC), as HiGHS takes it.
-    row_index, col_index, value = np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
-    order = np.lexsort((row_index, col_index))
-    starts = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(col_index, minlength=n), out=starts[1:])
     # Bytes moved: every replica's bytes (an offset) less those of each directory a partition stays in.
     cost = np.where(model.current, -size_v, 0.0)
     lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = n, count_rows
+    lp.num_col_, lp.num_row_ = n, model_rows.count
     lp.offset_ = float((size_f * rf_f).sum()) / unit
     lp.col_cost_, lp.col_lower_, lp.col_upper_ = cost, np.zeros(n), np.ones(n)
     # A hair of room on every row, so that the heuristic's own plan (on a widened band's edge) is
     # never cut off by rounding; `_violations` checks the result exactly.
-    lo, hi = np.concatenate(lower), np.concatenate(upper)
+    lo, hi = model_rows.lower, model_rows.upper
     lp.row_lower_ = np.where(np.isfinite(lo), lo - 1e-9 * np.maximum(np.abs(lo), 1), lo)
     lp.row_upper_ = np.where(np.isfinite(hi), hi + 1e-9 * np.maximum(np.abs(hi), 1), hi)
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = starts, row_index[order], value[order]
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = model_rows.column_wise()
     lp.integrality_ = [highspy.HighsVarType.kInteger] * n
     solver = _quiet(highspy.Highs)
     options = {
