@@ -670,8 +670,11 @@ def run_case(seed: int, sides: list[Side], args: argparse.Namespace) -> None:
         work.mkdir(parents=True, exist_ok=True)
         report, plan_file = plan_case(side.tree, inputs, work, side.extra)
         side.seconds.append(float(report["seconds"]))
+        refined = ""
         if report.get("refinement") and report["refinement"]["status"] not in ("off", "not-applicable"):
             side.refine_seconds.append(float(report["refinement"]["seconds"]))
+            # What the planner's own solver did (planner/refine.py), and in how long.
+            refined = f" [refinement: {report['refinement']['status']}{', its time cap' if report['refinement']['stoppedByClock'] else ''}, {report['refinement']['seconds']:.1f} s]"
         strict = planner_bands(cluster, report)
         moved, placed = apply_plan(cluster, plan_file)
         missed = misses(cluster, strict, placed)
@@ -692,7 +695,7 @@ def run_case(seed: int, sides: list[Side], args: argparse.Namespace) -> None:
         if abs(moved - report["bytesMoved"]) > 1e-3 * max(moved, 1):
             note += f" (the report says {report['bytesMoved'] / GIB:,.0f} GiB moved, the plan file {moved / GIB:,.0f})"
         if r is None:
-            cells.append(f"- ({moved / GIB:,.0f} GiB){note} | -")
+            cells.append(f"- ({moved / GIB:,.0f} GiB){note}{refined} | -")
             continue
         side.ratios.append(r)
         side.proven += optimum.status == "optimal"
@@ -706,7 +709,7 @@ def run_case(seed: int, sides: list[Side], args: argparse.Namespace) -> None:
             bound_text = f"{b:.3f}"
         elif b is not None and strict_optimum.bound:
             bound_text = f"{b:.3f} to {report['lowerBoundBytes'] / strict_optimum.bound:.3f} (not proven)"
-        cells.append(f"{ratio_text}{note} | {bound_text}")
+        cells.append(f"{ratio_text}{note}{refined} | {bound_text}")
         if args.show_optimum and optimum.placement is not None:
             shown.append(compare_moves(cluster, side.name, placed, optimum.placement))
     print(f"| {seed} | {shape} | {optimum_text} | " + " | ".join(cells) + " |", flush=True)
