@@ -511,7 +511,10 @@ def _quiet(make: Any) -> Any:
 
     sys.stdout.flush()
     libc = ctypes.CDLL(None)
-    saved = os.dup(1)
+    try:
+        saved = os.dup(1)
+    except OSError:  # no stdout at all: nothing to keep clean
+        return make()
     devnull = os.open(os.devnull, os.O_WRONLY)
     try:
         os.dup2(devnull, 1)
