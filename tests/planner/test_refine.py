@@ -93,3 +93,11 @@ def test_explain_names_the_refinement_for_the_moves_it_chose() -> None:
     assert {line["dir"]["why"] for line in moves} == {"exact-refinement"}
     assert {line["broker"]["why"] for line in moves if line["broker"] is not None} == {"exact-refinement"}
     assert f"Where they go: {len(moves)} of {len(moves)} chosen by the exact refinement (the least data moved within the bands)." in explanation.summary_lines()
+
+
+def test_the_solver_prints_nothing_on_stdout(capfd: pytest.CaptureFixture[str]) -> None:
+    # HiGHS's constructor prints a banner on the process's stdout, which carries a command's
+    # output (Kafka's lines, or JSON): refine keeps it off (file descriptor 1, not sys.stdout).
+    result = plan(crafted(), PlanRequest(Goal.BALANCE), LocalEngine())
+    assert result.refinement is not None and result.refinement.binaries > 0
+    assert capfd.readouterr().out == ""
