@@ -152,7 +152,7 @@ def refine(plan: Plan, progress: Any = None) -> Refinement:
     cells = int(free.size) * len(t.dir_ids)
     if cells > _CELLS_BEFORE_BUILDING:
         return Refinement("skipped", f"skipped: model of about {cells:,} binaries > cap {MAX_BINARIES:,}", binaries=cells)
-    held = int(np.count_nonzero(~free_mask(plan, free) & ~rule_fixed))
+    held = int(np.count_nonzero(~_free_mask(plan, free) & ~rule_fixed))
     model = _candidates(plan, free, held)
     n = len(model.var_f)
     if n > MAX_BINARIES:
@@ -164,8 +164,12 @@ def refine(plan: Plan, progress: Any = None) -> Refinement:
     solved = _solve(plan, model, bands)
     seconds = time.perf_counter() - started
     common = {"binaries": n, "seconds": seconds, "heuristic_bytes": heuristic_bytes, "stopped_by_clock": solved.by_clock}
-    holds_no_load = ~plan.holders[t.rep_broker] & free_mask(plan, free)[t.rep_part]
-    own = not bands.widened and model.held_by_heuristic == 0 and not holds_no_load.any()
+    holds_no_load = ~plan.holders[t.rep_broker] & _free_mask(plan, free)[t.rep_part]
+    # The bound is the planner's lower bound only for its own bands and rules: nothing widened,
+    # nothing held where the heuristic put it, and no budget (--max-moves or --max-bytes are not
+    # bands: a bound under them may exceed the least any plan within the bands moves).
+    budget = request.max_moves is not None or request.max_bytes is not None
+    own = not bands.widened and model.held_by_heuristic == 0 and not holds_no_load.any() and not budget
     # Down, and a hair below: the dual bound holds up to the solver's tolerances.
     bound = int(np.floor(solved.bound * (1 - 1e-7))) if solved.bound is not None else None
     common.update(solver_bound_bytes=bound, own_bands=own and bound is not None)
@@ -179,17 +183,17 @@ def refine(plan: Plan, progress: Any = None) -> Refinement:
     reach = _reach(solved, refined_bytes, bands, model)
     if refined_bytes >= heuristic_bytes:
         return Refinement("not-better", f"not better than the heuristic ({reach})", **common)
-    problems = _violations(plan, bands, new_broker, new_dir, free_mask(plan, model.free))
+    problems = _violations(plan, bands, new_broker, new_dir, _free_mask(plan, model.free))
     if problems:
         return Refinement("rejected", f"the solver's plan failed a check ({problems[0]}); the heuristic's plan stays", **common)
     plan.new_broker, plan.new_dir = new_broker, new_dir
-    plan.refined = free_mask(plan, model.free)
+    plan.refined = _free_mask(plan, model.free)
     saved = heuristic_bytes - refined_bytes
     status = "optimal" if solved.status == "optimal" else "limit"
     return Refinement(status, f"{reach}; {_gib(saved)} less than the heuristic's plan", applied=True, **common)
 
 
-def free_mask(plan: Plan, free: np.ndarray) -> np.ndarray:
+def _free_mask(plan: Plan, free: np.ndarray) -> np.ndarray:
     mask = np.zeros(len(plan.tables.part_id), dtype=bool)
     mask[free] = True
     return mask
@@ -393,7 +397,7 @@ def _solve(plan: Plan, model: _Model, bands: _Bands) -> _Solved:
     every = np.arange(n)
     ones = np.ones(n)
     # What the partitions the model does not decide leave on each broker and directory.
-    fixed_rows = ~free_mask(plan, free)[t.rep_part]
+    fixed_rows = ~_free_mask(plan, free)[t.rep_part]
     fixed_count = np.bincount(plan.new_broker[fixed_rows], minlength=B)
     fixed_load = np.bincount(plan.new_broker[fixed_rows], weights=t.rep_size[fixed_rows], minlength=B) / unit
     placed = fixed_rows & (plan.new_dir >= 0)
