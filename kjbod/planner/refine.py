@@ -44,8 +44,9 @@ Size: the whole cluster is refined only when the model has at most MAX_BINARIES 
 seconds at most on a 2-core machine); above it, refinement is skipped and the report says so.
 
 The solver's dual bound is a lower bound on the bytes any plan within the same bands moves: the
-report's lowerBoundBytes takes it (report.lower_bound) when the bands are the planner's own (no
-band widened) and no partition was held at the heuristic's choice. With widened bands it bounds
+report's lowerBoundBytes takes it (in report.report, the larger of it and report.lower_bound)
+when the bands are the planner's own (no band widened), no partition was held at the
+heuristic's choice and no --max-moves or --max-bytes applies. With widened bands it bounds
 the plans at least as balanced as the heuristic's, which is not the planner's lower bound: it is
 then left out (the report still says what the solver proved).
 """
