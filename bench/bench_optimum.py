@@ -2,7 +2,7 @@
 clusters, found by exact solvers from PyPI (HiGHS through highspy, a MILP; OR-Tools' CP-SAT), for
 the plan's own targets and hard rules (issue 30).
 
-    pip install -e '.[bench]'                       # highspy, ortools, scipy
+    pip install -e '.[bench]'                       # ortools, scipy (highspy is the planner's own)
     flock /work/notes/heavy.lock python bench/bench_optimum.py [--cases 50] [--first-seed 1 | --seeds 3,48]
         [--baseline DIR] [--time-limit 60] [--work /tmp/kjbod-bench-optimum] [--show-optimum]
 
@@ -18,7 +18,10 @@ under the same rules. Each case's line gives kjbod's data moved over that optimu
 own lower bound (the report's lowerBoundBytes) over the optimum of its bands; the end gives the
 median and the worst. `--baseline DIR` plans every case with another checkout's kjbod too (e.g.
 `git archive COMMIT | tar -x -C DIR`), so the table shows the ratios before and after a change,
-from the same run.
+from the same run. Each case also shows this tree's planner with `--refine off` (`heuristic`):
+on these small cases the planner itself runs a solver (planner/refine.py, the model below with
+deterministic limits), and that column is the heuristic alone; the end also gives the planner's
+time per case and the refinement's part of it.
 
 The model: a binary w[p, d] for each partition p and each directory d of the cluster (p keeps or
 gets a replica in d; its replicas weigh the same, so which one goes where does not change the
@@ -28,7 +31,7 @@ the plan's report (perBroker replicasTarget and bytesTarget) and the planner's c
 - data moved, minimised: the size of every replica that ends outside its current directory
   (moved to another broker, or to another directory of its broker), as the report's bytesMoved;
 - the replication factor stays, no two replicas of a partition on one broker;
-- the rack rule (strict, KIP-36): at most core._rack_limit(RF, strict, racks) replicas of a
+- the rack rule (strict, KIP-36): at most core.rack_limit(RF, strict, racks) replicas of a
   partition per rack (1 with at least RF racks, else ceil(RF / racks));
 - replica count per broker within its band: replicasTarget +- floor(target x
   PlanRequest.count_tolerance) (rack-bounded, equal shares; a band of one value below 200);
@@ -82,7 +85,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +99,8 @@ sys.path.insert(0, str(ROOT))
 from bench_planner import _add_empty_brokers, _resize_disks  # noqa: E402
 from synthetic import GIB, SyntheticSpec, generate, write_files  # noqa: E402
 
-from kjbod.planner.core import BYTE_TOLERANCE, PlanRequest, RackMode, _rack_limit  # noqa: E402
+from kjbod.planner.core import BYTE_TOLERANCE, PlanRequest, RackMode, directory_band, rack_limit  # noqa: E402
+from kjbod.planner.refine import ConstraintRows  # noqa: E402
 
 MIB = 1 << 20
 DEFAULTS = PlanRequest(goal=None)  # type: ignore[arg-type]  # only its band defaults are read
@@ -248,9 +252,11 @@ def misses(cluster: Cluster, bands: Bands, placed: Placement) -> list[str]:
 
 
 def _points_from_mean(cluster: Cluster, usage: np.ndarray) -> np.ndarray:
-    B = len(cluster.broker_ids)
-    mean = np.bincount(cluster.dir_broker, weights=usage, minlength=B) / np.bincount(cluster.dir_broker, weights=cluster.dir_capacity, minlength=B)
-    return np.abs(usage / cluster.dir_capacity - mean[cluster.dir_broker])
+    """Each directory's distance from its broker's mean usage (shares of capacity), as the
+    planner's directory band measures it (core.directory_band; every directory is online)."""
+    counted = np.ones(len(cluster.dir_path), dtype=bool)
+    band = directory_band(cluster.dir_broker, cluster.dir_capacity, counted, usage, 0.0, 1.0, len(cluster.broker_ids))
+    return np.abs(usage / cluster.dir_capacity - band.mean)
 
 
 def at_least_as_balanced(cluster: Cluster, bands: Bands, placed: Placement) -> Bands:
@@ -317,7 +323,6 @@ def _highs(cluster: Cluster, bands: Bands, time_limit: float, start: np.ndarray 
     variable per partition and directory, rather than per replica, spares the solver the
     replicas' symmetric copies of every solution."""
     import highspy
-    from scipy.sparse import coo_matrix
 
     D, B, K = len(cluster.dir_path), len(cluster.broker_ids), cluster.racks
     P = len(cluster.part_name)
@@ -327,28 +332,15 @@ def _highs(cluster: Cluster, bands: Bands, time_limit: float, start: np.ndarray 
     b_of = cluster.dir_broker[d_of]
     every = np.arange(P * D)
     ones = np.ones(P * D)
-    rows: list[np.ndarray] = []
-    cols: list[np.ndarray] = []
-    vals: list[np.ndarray] = []
-    lower: list[np.ndarray] = []
-    upper: list[np.ndarray] = []
-    next_row = 0
-
-    def add(row: np.ndarray, col: np.ndarray, val: np.ndarray, count: int, lo: Any, hi: Any) -> None:
-        nonlocal next_row
-        rows.append(row + next_row)
-        cols.append(col)
-        vals.append(val)
-        lower.append(np.broadcast_to(np.asarray(lo, dtype=np.float64), (count,)))
-        upper.append(np.broadcast_to(np.asarray(hi, dtype=np.float64), (count,)))
-        next_row += count
+    model_rows = ConstraintRows(P * D)
+    add = model_rows.add
 
     rf = np.bincount(cluster.rep_part, minlength=P)
     # The replication factor stays, on as many brokers.
     add(p_of, every, ones, P, rf, rf)
     add(p_of * B + b_of, every, ones, P * B, -np.inf, 1.0)
     # The rack rule.
-    limit = np.array([_rack_limit(int(f), RackMode.STRICT, K) for f in rf], dtype=np.float64)
+    limit = np.array([rack_limit(int(f), RackMode.STRICT, K) for f in rf], dtype=np.float64)
     add(p_of * K + cluster.broker_rack[b_of], every, ones, P * K, -np.inf, np.repeat(limit, K))
     # Replica counts and bytes per broker.
     add(b_of, every, ones, B, np.array(bands.count_low, dtype=np.float64), np.array(bands.count_high, dtype=np.float64))
@@ -368,18 +360,17 @@ def _highs(cluster: Cluster, bands: Bands, time_limit: float, start: np.ndarray 
     current_broker[cluster.rep_part, cluster.rep_broker] = True
     keeps = np.flatnonzero(current_broker[p_of, b_of])
     add(p_of[keeps], keeps, np.ones(len(keeps)), P, 1.0, np.inf)
-    matrix = coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(next_row, P * D)).tocsc()
     # Data moved = the replicas' bytes (an offset, so that the solver's gap is on data moved) - the
     # bytes of every current directory the partition keeps.
     cost = np.zeros(P * D)
     cost[cluster.rep_part * D + cluster.rep_dir] = -size[cluster.rep_part]
     model = highspy.HighsLp()
-    model.num_col_, model.num_row_ = P * D, next_row
+    model.num_col_, model.num_row_ = P * D, model_rows.count
     model.offset_ = float(size[cluster.rep_part].sum())
     model.col_cost_, model.col_lower_, model.col_upper_ = cost, np.zeros(P * D), np.ones(P * D)
-    model.row_lower_, model.row_upper_ = np.concatenate(lower), np.concatenate(upper)
+    model.row_lower_, model.row_upper_ = model_rows.lower, model_rows.upper
     model.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    model.a_matrix_.start_, model.a_matrix_.index_, model.a_matrix_.value_ = matrix.indptr, matrix.indices, matrix.data
+    model.a_matrix_.start_, model.a_matrix_.index_, model.a_matrix_.value_ = model_rows.column_wise()
     model.integrality_ = [highspy.HighsVarType.kInteger] * (P * D)
     solver = highspy.Highs()
     solver.setOptionValue("output_flag", False)
@@ -428,7 +419,7 @@ def _cp_sat(cluster: Cluster, bands: Bands, time_limit: float, start: np.ndarray
         model.add(sum(w[p]) == int(rf[p]))
         for b in range(B):
             model.add(sum(w[p][d] for d in dirs_of[b]) <= 1)
-        limit = _rack_limit(int(rf[p]), RackMode.STRICT, K)
+        limit = rack_limit(int(rf[p]), RackMode.STRICT, K)
         for k in range(K):
             model.add(sum(w[p][d] for d in racks_of[k]) <= limit)
         model.add(sum(w[p][d] for b, _ in current.get(p, []) for d in dirs_of[b]) >= 1)
@@ -586,7 +577,7 @@ def kjbod(tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "kjbod", *args], capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
 
 
-def plan_case(tree: Path, inputs: Path, work: Path) -> tuple[dict[str, Any], Path]:
+def plan_case(tree: Path, inputs: Path, work: Path, extra: tuple[str, ...] = ()) -> tuple[dict[str, Any], Path]:
     state = work / "state"
     shutil.rmtree(state, ignore_errors=True)
     imported = kjbod(tree, "--state", str(state), "import", "cluster", "--brokers", str(inputs / "brokers.json"),
@@ -595,7 +586,7 @@ def plan_case(tree: Path, inputs: Path, work: Path) -> tuple[dict[str, Any], Pat
         raise SystemExit(f"import failed with {tree}: {imported.stderr.strip()[-2000:]}")
     plan_file = work / "plan.json"
     planned = kjbod(tree, "--state", str(state), "-o", "json", "reassign", "plan", "--goal", "balance", "--engine", "local",
-                    "--output-file", str(plan_file), "--overwrite")
+                    "--output-file", str(plan_file), "--overwrite", *extra)
     if planned.returncode != 0:
         raise SystemExit(f"reassign plan failed with {tree}: {planned.stderr.strip()[-2000:]}")
     return json.loads(planned.stdout), plan_file
@@ -618,6 +609,9 @@ class Side:
     missed: int = 0
     reachable: int = 0  # of the cases that miss a band, those whose bands a plan could meet
     proven: int = 0  # cases whose optimum the solvers proved (within 0.1%)
+    extra: tuple[str, ...] = ()  # options added to `reassign plan` (the heuristic alone: --refine off)
+    seconds: list[float] = field(default_factory=list)  # the planner's time per case (the report's)
+    refine_seconds: list[float] = field(default_factory=list)  # the exact refinement's part of it
 
 
 class OptimumCache:
@@ -674,7 +668,13 @@ def run_case(seed: int, sides: list[Side], args: argparse.Namespace) -> None:
     for side in sides:
         work = case / side.name
         work.mkdir(parents=True, exist_ok=True)
-        report, plan_file = plan_case(side.tree, inputs, work)
+        report, plan_file = plan_case(side.tree, inputs, work, side.extra)
+        side.seconds.append(float(report["seconds"]))
+        refined = ""
+        if report.get("refinement") and report["refinement"]["status"] not in ("off", "not-applicable"):
+            side.refine_seconds.append(float(report["refinement"]["seconds"]))
+            # What the planner's own solver did (planner/refine.py), and in how long.
+            refined = f" [refinement: {report['refinement']['status']}{', its time cap' if report['refinement']['stoppedByClock'] else ''}, {report['refinement']['seconds']:.1f} s]"
         strict = planner_bands(cluster, report)
         moved, placed = apply_plan(cluster, plan_file)
         missed = misses(cluster, strict, placed)
@@ -695,7 +695,7 @@ def run_case(seed: int, sides: list[Side], args: argparse.Namespace) -> None:
         if abs(moved - report["bytesMoved"]) > 1e-3 * max(moved, 1):
             note += f" (the report says {report['bytesMoved'] / GIB:,.0f} GiB moved, the plan file {moved / GIB:,.0f})"
         if r is None:
-            cells.append(f"- ({moved / GIB:,.0f} GiB){note} | -")
+            cells.append(f"- ({moved / GIB:,.0f} GiB){note}{refined} | -")
             continue
         side.ratios.append(r)
         side.proven += optimum.status == "optimal"
@@ -709,7 +709,7 @@ def run_case(seed: int, sides: list[Side], args: argparse.Namespace) -> None:
             bound_text = f"{b:.3f}"
         elif b is not None and strict_optimum.bound:
             bound_text = f"{b:.3f} to {report['lowerBoundBytes'] / strict_optimum.bound:.3f} (not proven)"
-        cells.append(f"{ratio_text}{note} | {bound_text}")
+        cells.append(f"{ratio_text}{note}{refined} | {bound_text}")
         if args.show_optimum and optimum.placement is not None:
             shown.append(compare_moves(cluster, side.name, placed, optimum.placement))
     print(f"| {seed} | {shape} | {optimum_text} | " + " | ".join(cells) + " |", flush=True)
@@ -728,7 +728,11 @@ def main() -> int:
     parser.add_argument("--show-optimum", action="store_true",
                         help="after each case, kjbod's moves against the optimum's, per broker (solves again: the cache keeps no plans)")
     args = parser.parse_args()
-    sides = ([Side("before", args.baseline.resolve(), [], [])] if args.baseline else []) + [Side("after" if args.baseline else "kjbod", ROOT, [], [])]
+    sides = ([Side("before", args.baseline.resolve(), [], [])] if args.baseline else []) + [
+        # This tree's planner twice: its heuristic alone, and as it plans by default (refined by a solver).
+        Side("heuristic", ROOT, [], [], extra=("--refine", "off")),
+        Side("after" if args.baseline else "kjbod", ROOT, [], []),
+    ]
     for side in sides:
         where = subprocess.run(
             [sys.executable, "-c", "import kjbod; print(kjbod.__file__)"], capture_output=True, text=True,
@@ -749,7 +753,13 @@ def main() -> int:
         if side.ratios:
             print(f"{side.name}: data moved over the optimum in {len(side.ratios)} cases: median {statistics.median(side.ratios):.3f}x, "
                   f"mean {statistics.mean(side.ratios):.3f}x, worst {max(side.ratios):.3f}x (targets: median <= 1.02x, worst <= 1.10x); "
-                  f"{side.proven} optimum(s) proven, the others' ratios are against the best plan the solvers found (at most the true ratio)")
+                  f"{side.proven} optimum(s) proven, the others' ratios are against the best plan the solvers found (at most the true ratio); "
+                  f"cases <= 1.02x: {sum(r <= 1.02 for r in side.ratios)}, <= 1.10x: {sum(r <= 1.10 for r in side.ratios)}; "
+                  f"plans meeting every band: {len(side.ratios) - side.missed}")
+        if side.seconds:
+            print(f"{side.name}: planner time per case (the report's seconds): median {statistics.median(side.seconds):.2f} s, worst {max(side.seconds):.2f} s"
+                  + (f"; the exact refinement's part: median {statistics.median(side.refine_seconds):.2f} s, worst {max(side.refine_seconds):.2f} s"
+                     if side.refine_seconds else ""))
         if side.bounds:
             print(f"{side.name}: kjbod's lower bound over the optimum of its own bands: median {statistics.median(side.bounds):.3f}, "
                   f"lowest {min(side.bounds):.3f}, highest {max(side.bounds):.3f}, over the {len(side.bounds)} cases where that optimum is "

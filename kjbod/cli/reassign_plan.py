@@ -11,7 +11,7 @@ from kjbod.cli import completion
 from kjbod.cli.context import app_context
 from kjbod.cli.progress import Progress
 from kjbod.cli.render import Lines, emit
-from kjbod.planner.request import Engine, Goal, RackMode
+from kjbod.planner.request import Engine, Goal, RackMode, Refine
 
 
 def add_commands(app: typer.Typer) -> None:
@@ -71,6 +71,15 @@ def plan(
         float, typer.Option("--capacity-threshold", metavar="F", help="Never fill a log directory past this share of its capacity.")
     ] = 0.8,
     seed: Annotated[int, typer.Option("--seed", help="Seed for tie-breaks; the same seed and state give the same plan.")] = 0,
+    refine: Annotated[
+        Refine,
+        typer.Option(
+            "--refine", case_sensitive=False,
+            help="auto: where the cluster is small enough (a model of at most 12,000 partition x directory choices), improve a "
+            "balance plan with an exact solver (HiGHS, deterministic limits), kept only if it moves fewer bytes; "
+            "the report says what it did. off: the heuristic's plan.",
+        ),
+    ] = Refine.AUTO,
     engine: Annotated[
         Engine,
         typer.Option(
@@ -130,7 +139,7 @@ def plan(
     request = ReassignPlanRequest.parse(
         goal=goal, broker_list=brokers, dirs=dirs or [], rack_mode=rack_mode, max_moves=max_moves, max_bytes=max_bytes,
         exclude_topics=exclude_topics, exclude_brokers=exclude_brokers, capacity_threshold=capacity_threshold, seed=seed,
-        engine=engine, spark_master=spark_master, spark_conf=spark_conf or [],
+        refine=refine, engine=engine, spark_master=spark_master, spark_conf=spark_conf or [],
         max_concurrent_moves_per_broker=max_concurrent_moves_per_broker, wave_size=wave_size, output_file=output_file, overwrite=overwrite,
         explain_file=explain,
     )

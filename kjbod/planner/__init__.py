@@ -15,7 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kjbod.planner.request import Engine, Goal, PlanRequest, RackMode
+    from kjbod.planner.request import Engine, Goal, PlanRequest, RackMode, Refine
     from kjbod.planner.report import PlanReport
     from kjbod.planner.run import EngineOptions, PlannerEngine, WaveLimits, early_engine, run_planner
 
@@ -24,6 +24,7 @@ _EXPORTS = {
     "Goal": "kjbod.planner.request",
     "PlanRequest": "kjbod.planner.request",
     "RackMode": "kjbod.planner.request",
+    "Refine": "kjbod.planner.request",
     "PlanReport": "kjbod.planner.report",
     "EngineOptions": "kjbod.planner.run",
     "PlannerEngine": "kjbod.planner.run",
@@ -40,6 +41,7 @@ __all__ = [
     "PlanRequest",
     "PlannerEngine",
     "RackMode",
+    "Refine",
     "WaveLimits",
     "early_engine",
     "run_planner",

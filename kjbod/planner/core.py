@@ -23,6 +23,7 @@ import heapq
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -35,6 +36,9 @@ from kjbod.planner.leaders import balance_leaders
 from kjbod.planner.repair import Repair
 from kjbod.planner.request import Goal, PlanRequest, RackMode
 from kjbod.planner.tables import BROKER_CHOOSES, NO_RACK, UNKNOWN_DIR, ClusterTables
+
+if TYPE_CHECKING:
+    from kjbod.planner.refine import Refinement
 
 # A broker's bytes are balanced within this fraction of its target.
 BYTE_TOLERANCE = 0.05
@@ -75,6 +79,8 @@ class Plan:
     broker_has_offline_dir: np.ndarray | None = None  # per broker: moves none of its replicas between directories
     racks_available: int = 0  # racks the rack rule counts (see _Setup.racks_available)
     budget_exhausted: bool = False  # --max-moves or --max-bytes stopped the plan
+    refinement: Refinement | None = None  # what the exact refinement did (refine.py)
+    refined: np.ndarray | None = None  # per partition: placed by the exact refinement (when it was taken)
 
     @property
     def inter_moved(self) -> np.ndarray:
@@ -216,13 +222,42 @@ def _setup(t: ClusterTables, request: PlanRequest) -> _Setup:
 # Racks -------------------------------------------------------------------------------------
 
 
-def _rack_limit(rf: int, mode: RackMode, racks_available: int) -> int:
+def rack_limit(rf: int, mode: RackMode, racks_available: int) -> int:
     """The most replicas of one partition a rack may hold, with `racks_available` racks."""
     if racks_available == 0:
         return rf
     if mode is RackMode.STRICT and racks_available >= rf:
         return 1
     return -(-rf // racks_available)  # even: ceil(rf / racks)
+
+
+@dataclass(frozen=True)
+class DirectoryBand:
+    """Per directory: its broker's mean usage (a share of capacity; NaN where the band does not
+    apply) and the band around it, `low` to `high` (shares of the directory's capacity; `high`
+    never past the capacity threshold). Every place that needs the planner's directory band
+    (the directory kernel's target, explain, refine, bench_optimum) reads it from here."""
+
+    mean: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    broker_mean: np.ndarray  # per broker (NaN: no band)
+
+
+def directory_band(
+    dir_broker: np.ndarray, dir_capacity: np.ndarray, counted: np.ndarray, dir_bytes: np.ndarray, band: float, threshold: float, brokers: int
+) -> DirectoryBand:
+    """The directory band for a placement whose directories hold `dir_bytes`: around each
+    broker's mean usage over its `counted` directories (online and staying), `band` wide, and
+    never past `threshold`. A broker with a counted directory of unknown capacity has no band."""
+    capacity = dir_capacity.astype(np.float64)
+    known = counted & (capacity > 0)
+    used = np.bincount(dir_broker[known], weights=dir_bytes[known], minlength=brokers)
+    total = np.bincount(dir_broker[known], weights=capacity[known], minlength=brokers)
+    all_known = np.bincount(dir_broker[counted & (capacity <= 0)], minlength=brokers) == 0
+    broker_mean = np.divide(used, total, out=np.full(brokers, np.nan), where=(total > 0) & all_known)
+    mean = broker_mean[dir_broker]
+    return DirectoryBand(mean, mean - band, np.minimum(mean + band, threshold), broker_mean)
 
 
 def rack_violations(t: ClusterTables, broker: np.ndarray, mode: RackMode, racks_available: int | None = None) -> tuple[np.ndarray, int]:
@@ -235,7 +270,7 @@ def rack_violations(t: ClusterTables, broker: np.ndarray, mode: RackMode, racks_
     if racks_available == 0:
         return violating, 0
     rf = np.diff(t.part_offsets)
-    limit = np.array([_rack_limit(int(r), mode, racks_available) for r in range(int(rf.max(initial=0)) + 1)])
+    limit = np.array([rack_limit(int(r), mode, racks_available) for r in range(int(rf.max(initial=0)) + 1)])
     key = t.rep_part.astype(np.int64) * (len(t.racks) + 1) + (rack + 1)
     order = np.argsort(key, kind="stable")
     sorted_key = key[order]
@@ -397,6 +432,12 @@ def plan(t: ClusterTables, request: PlanRequest, engine: Engine, progress: Calla
     result.new_broker = placement.broker
     progress("Placing replicas in log directories")
     finish_directories = _phase_directories(t, request, setup, placement, engine, result, budget)
+    from kjbod.planner import refine
+
+    if refine.applies(result):
+        # The exact refinement changes replica sets: leaders are evened out after it.
+        finish_directories()
+        result.refinement = refine.refine(result, progress)
     # Leaders do not depend on directories: they are evened out while the directory kernel runs
     # (on Spark, at the same time; in this process, after it).
     leader_notes: list[str] = []
@@ -404,7 +445,9 @@ def plan(t: ClusterTables, request: PlanRequest, engine: Engine, progress: Calla
     if goal is Goal.BALANCE and t.replica_count:
         progress("Evening out preferred leaders")
         leader_notes, touched = _balance_leaders(t, result, setup)
-    finish_directories()
+    if result.refinement is None:
+        finish_directories()
+        result.refinement = refine.refine(result, progress)  # says why it does not run
     put_back = _leave_partitions_on_inactive_brokers(t, result)
     if touched is not None:
         changed = t.partitions_with(result.inter_moved | result.intra_moved)
@@ -553,7 +596,7 @@ def _rack_bounded(
     if setup.racks_available < 2 or (rack[holders] < 0).any() or not holders.any():
         return share
     rf = np.diff(t.part_offsets)
-    limits = np.array([_rack_limit(int(r), request.rack_mode, setup.racks_available) for r in range(int(rf.max(initial=0)) + 1)])
+    limits = np.array([rack_limit(int(r), request.rack_mode, setup.racks_available) for r in range(int(rf.max(initial=0)) + 1)])
     limit = limits[rf]
     most = float((np.minimum(rf, limit) * amount).sum())
     least = float((np.maximum(rf - limit * (setup.racks_available - 1), 0) * amount).sum())
@@ -704,8 +747,8 @@ def _phase_brokers(
         if idle_rounds >= 2 or budget.exhausted:
             break
     if balancing and budget.unlimited:
-        rack_limit = lambda rf: _rack_limit(rf, mode, setup.racks_available)  # noqa: E731
-        repaired = Repair(t, request, setup, placement, targets, BYTE_TOLERANCE, rack_limit).run()
+        limit_of = lambda rf: rack_limit(rf, mode, setup.racks_available)  # noqa: E731
+        repaired = Repair(t, request, setup, placement, targets, BYTE_TOLERANCE, limit_of).run()
         if repaired:
             progress(f"Brokers, repair: {repaired} move(s) bringing counts and bytes into their bands or giving moves back")
     outside = targets.holders & ((placement.count < targets.low) | (placement.count > targets.high))
@@ -960,7 +1003,7 @@ def _match_pass(
         rf = len(rack_counts)
         limit = limits.get(rf)
         if limit is None:
-            limit = limits[rf] = _rack_limit(rf, request.rack_mode, setup.racks_available)
+            limit = limits[rf] = rack_limit(rf, request.rack_mode, setup.racks_available)
         start = int(offsets[partition])
         position = rep - start
         others = rack_counts[:position] + rack_counts[position + 1 :]

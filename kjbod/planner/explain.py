@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import orjson
 
-from kjbod.planner.core import BYTE_TOLERANCE, Goal, Plan, _rack_limit, rack_violations
+from kjbod.planner.core import BYTE_TOLERANCE, Goal, Plan, directory_band, rack_limit, rack_violations
 from kjbod.planner.tables import BROKER_CHOOSES, NO_RACK
 
 if TYPE_CHECKING:
@@ -150,6 +150,9 @@ class Explanation:
         by_goal = sorted(self.moves_by_goal().items(), key=lambda item: (-item[1], GOALS.index(item[0])))
         served = ", ".join(f"{n} {GOAL_WORDS[goal]}" for goal, n in by_goal) or "nothing moves"
         lines = [f"Why they move: {served}."]
+        refined = int(np.count_nonzero(self.columns["dir_why"] == DIR_WHY.index("exact-refinement"))) if self.moves else 0
+        if refined:
+            lines.append(f"Where they go: {refined} of {self.moves} chosen by the exact refinement (the least data moved within the bands).")
         if not self.unreached:
             lines.append("Every goal of the plan is reached.")
             return lines
@@ -202,15 +205,9 @@ def explain(plan: Plan, before: Balance, after: Balance) -> Explanation:
     # and never past the capacity threshold (kernels._rebalance).
     capacity = t.dir_capacity.astype(np.float64)
     counted = t.dir_online & ~plan.draining_dirs
-    known = counted & (capacity > 0)
-    broker_used = np.bincount(t.dir_broker[known], weights=after.dir_bytes[known], minlength=t.broker_count)
-    broker_cap = np.bincount(t.dir_broker[known], weights=capacity[known], minlength=t.broker_count)
-    all_known = np.bincount(t.dir_broker[counted & (capacity <= 0)], minlength=t.broker_count) == 0
-    mean = np.divide(broker_used, broker_cap, out=np.full(t.broker_count, np.nan), where=(broker_cap > 0) & all_known)
-    dir_mean = mean[t.dir_broker]
     threshold = request.capacity_threshold
-    dir_high = np.minimum(dir_mean + request.disk_band, threshold)
-    dir_low = dir_mean - request.disk_band
+    band = directory_band(t.dir_broker, t.dir_capacity, counted, after.dir_bytes, request.disk_band, threshold, t.broker_count)
+    mean, dir_mean, dir_low, dir_high = band.broker_mean, band.mean, band.low, band.high
     usage_before = np.divide(before.dir_bytes, capacity, out=np.full(len(capacity), np.nan), where=capacity > 0)
     usage_after = np.divide(after.dir_bytes, capacity, out=np.full(len(capacity), np.nan), where=capacity > 0)
 
@@ -295,21 +292,25 @@ def explain(plan: Plan, before: Balance, after: Balance) -> Explanation:
     # the best the rules left (the rack rule kept and room found), or the rack rule had to break.
     violating_after, _ = rack_violations(t, plan.new_broker, request.rack_mode)
     broke_rule = t.partitions_with(violating_after)[t.rep_part[rows]] & np.isin(t.rep_part[rows], list(plan.unsatisfiable))
+    # Partitions the exact refinement placed (refine.py): the solver chose their brokers and
+    # directories (the least data moved within the bands), not the heuristic's rules below.
+    refined = plan.refined[t.rep_part[rows]] if plan.refined is not None else np.zeros(n, dtype=bool)
     broker_why = np.select(
         [
             intra,
+            inter & refined,
             inter & broke_rule,
             inter & (goal_is is Goal.ADD_BROKERS) & named[dst],
             inter & holders[dst] & (count_before_dst < plan.count_target[dst]),
             inter & holders[dst] & (bytes_before_dst < byte_target[dst]),
         ],
-        [0, 1, 2, 3, 4],
+        [0, 6, 1, 2, 3, 4],
         5,
     ).astype(np.int8)
     # Why the directory: the one that ends least used among those with room (a new or displaced
     # replica, kernels._place), the one furthest below its broker's mean with room (a move
     # between directories, kernels._rebalance), or none had room (the broker chooses).
-    dir_why = np.where(dst_dir == BROKER_CHOOSES, 2, np.where(inter | forced, 0, 1)).astype(np.int8)
+    dir_why = np.where(dst_dir == BROKER_CHOOSES, 2, np.where(refined, 3, np.where(inter | forced, 0, 1))).astype(np.int8)
 
     columns = {
         "goal": goal,
@@ -333,8 +334,9 @@ def explain(plan: Plan, before: Balance, after: Balance) -> Explanation:
 
 
 MEASURES = ("replicas", "bytes", "usagePercent", "replicasInRack")
-BROKER_WHY = ("same-broker", "rack-rule-broken", "added-broker", "under-replica-target", "under-byte-target", "best-allowed")
-DIR_WHY = ("least-used-with-room", "most-under-mean-with-room", "broker-chooses")
+# "exact-refinement": the exact refinement's solver chose it (the least data moved for the bands).
+BROKER_WHY = ("same-broker", "rack-rule-broken", "added-broker", "under-replica-target", "under-byte-target", "best-allowed", "exact-refinement")
+DIR_WHY = ("least-used-with-room", "most-under-mean-with-room", "broker-chooses", "exact-refinement")
 
 
 def _in_rack(t: Any, broker: np.ndarray, rows: np.ndarray, rack: np.ndarray) -> np.ndarray:
@@ -447,7 +449,7 @@ def _rack_limits(plan: Plan, rf: np.ndarray) -> np.ndarray:
     """The most replicas of a partition one rack may hold, indexed by replication factor (up to
     the largest in `rf`), as the planner's rack rule has it."""
     request = plan.request
-    return np.array([_rack_limit(r, request.rack_mode, plan.racks_available) for r in range(int(rf.max(initial=0)) + 1)])
+    return np.array([rack_limit(r, request.rack_mode, plan.racks_available) for r in range(int(rf.max(initial=0)) + 1)])
 
 
 # The goals not reached -----------------------------------------------------------------------

@@ -15,6 +15,7 @@ from kjbod.planner.tables import ClusterTables
 
 if TYPE_CHECKING:
     from kjbod.planner.explain import Explanation
+    from kjbod.planner.refine import Refinement
 
 
 @dataclass(frozen=True)
@@ -278,6 +279,8 @@ class PlanReport:
     # The plan as Kafka's reassignment JSON, and as ordered waves when asked for.
     reassignment: dict[str, Any]
     waves: Waves | None = None
+    # What the exact refinement did (refine.py).
+    refinement: Refinement | None = None
     # Why each replica moves, and the goals not reached (`--explain`), and the file it went to.
     explanation: Explanation | None = None
     explanation_file: str | None = None
@@ -311,6 +314,8 @@ class PlanReport:
             "directoryUsageHistogram": {"before": list(self.usage_histogram_before), "after": list(self.usage_histogram_after)},
             "unsatisfiable": [camel_json(item) for item in self.unsatisfiable],
         }
+        if self.refinement is not None:
+            data["refinement"] = self.refinement.to_json()
         if self.waves is not None:
             data["waves"] = self.waves.to_json()
         if self.explanation is not None:
@@ -359,6 +364,9 @@ def report(plan: Plan, seconds: float, engine: str, engine_reason: str = "", *, 
     intra = plan.intra_moved
     moved_bytes = int(size[inter].sum() + size[intra].sum())
     bound = lower_bound(plan, before)
+    refinement = plan.refinement
+    if refinement is not None and refinement.lower_bound is not None:
+        bound = max(bound, refinement.lower_bound)
     changed = plan.changed_partitions
     preferred_before = t.rep_broker[t.rep_pos == 0]
     preferred_after = np.empty(len(t.part_id), dtype=np.int64)
@@ -396,6 +404,7 @@ def report(plan: Plan, seconds: float, engine: str, engine_reason: str = "", *, 
             Unsatisfiable(t.topics[t.part_topic[p]], int(t.part_id[p]), reason) for p, reason in sorted(plan.unsatisfiable.items())
         ),
         reassignment=reassignment_json(plan),
+        refinement=refinement,
         explanation=_explain(plan, before, after) if explain else None,
     )
 

@@ -22,6 +22,14 @@ class RackMode(str, Enum):
     EVEN = "even"
 
 
+class Refine(str, Enum):
+    """auto: improve a balance plan with an exact solver where the cluster is small enough
+    (refine.py); off: the heuristic's plan as it is."""
+
+    AUTO = "auto"
+    OFF = "off"
+
+
 class Engine(str, Enum):
     """Where the kernels run: auto picks Spark where it is expected to be faster (engine.choose_engine)."""
 
@@ -46,3 +54,4 @@ class PlanRequest:
     # this many points (of capacity) of the broker's mean.
     count_tolerance: float = 0.005
     disk_band: float = 0.05
+    refine: Refine = Refine.AUTO

@@ -25,7 +25,7 @@ from kjbod.common.durable import atomic_write_all
 from kjbod.common.units import human_bytes, parse_bytes
 from kjbod.errors import UserError
 from kjbod.image import Image
-from kjbod.planner import Engine, EngineOptions, Goal, PlannerEngine, PlanReport, PlanRequest, RackMode, WaveLimits, run_planner
+from kjbod.planner import Engine, EngineOptions, Goal, PlannerEngine, PlanReport, PlanRequest, RackMode, Refine, WaveLimits, run_planner
 from kjbod.planner.report import Waves
 
 STDOUT = Path("-")
@@ -71,6 +71,7 @@ class ReassignPlanRequest:
         exclude_brokers: str | None = None,
         capacity_threshold: float = 0.8,
         seed: int = 0,
+        refine: Refine = Refine.AUTO,
         engine: Engine = Engine.AUTO,
         spark_master: str | None = None,
         spark_conf: Sequence[str] = (),
@@ -107,6 +108,7 @@ class ReassignPlanRequest:
             exclude_brokers=_broker_list(exclude_brokers, "--exclude-brokers"),
             capacity_threshold=capacity_threshold,
             seed=seed,
+            refine=refine,
         )
         waves = None
         if max_concurrent_moves_per_broker is not None or wave_size is not None:
@@ -292,6 +294,9 @@ class ReassignPlanResult:
             f"{report.replicas_moved_between_directories} between directories of a broker ({human_bytes(report.bytes_moved_between_directories)}); "
             f"{human_bytes(report.bytes_moved)} in all{ratio}.",
         ]
+        refinement = report.refinement
+        if refinement is not None and refinement.status != "not-applicable":
+            lines.append(f"Exact refinement: {refinement.message}.")
         if report.preferred_leaders_changed:
             lines.append(
                 f"Preferred leaders: {report.preferred_leaders_changed} change; run `kjbod elect --election-type PREFERRED --all-topic-partitions` "

@@ -1,0 +1,640 @@
+"""Exact refinement: the heuristic's plan, improved by a MILP solver where the cluster is small.
+
+After the heuristic's broker and directory phases (and before preferred leaders are evened out,
+so that they see the final replica sets), `refine` solves, with HiGHS (highspy), the model of
+bench/bench_optimum.py for the whole cluster: a binary w[p, d] for each partition p the plan may
+move and each directory d that may hold one of its replicas after the plan (1: p has a replica in
+d), minimising the bytes moved (the size of every replica that ends outside its current
+directory) under the planner's rules and bands, read from the heuristic's Plan:
+
+- the replication factor stays, at most one replica of a partition per broker;
+- the rack rule (rack_limit of the partition's replication factor, the plan's rack mode and the
+  racks it counts);
+- min.insync.replicas while the moves run: at most (in-sync replicas - min.insync.replicas) of a
+  partition's in-sync replicas leave their broker;
+- replicas arrive only in open directories (online, not cordoned, not draining, not on an
+  excluded broker) of brokers that may receive; a replica changes directory on its own broker
+  only into an open directory, and never on a broker with an offline directory;
+- per broker that holds load: its replica count within count_low..count_high and its bytes within
+  byte_target x (1 +- BYTE_TOLERANCE); a broker that holds none keeps at most what it has;
+- per directory: under floor(capacity x capacity threshold), and within the directory band
+  (core.directory_band) of its broker's mean usage after the plan;
+- --max-moves and --max-bytes.
+
+Partitions the plan may not change (an excluded topic or broker, an offline replica left alone, a
+replica on a fenced broker) are constants, as are those whose moves the heuristic had to make (a
+dead broker's replicas, an unknown directory): they keep the heuristic's placement.
+
+Where the heuristic's plan misses a band, that broker's (or directory's, or partition's rack or
+in-sync) band is widened to how far the heuristic's plan is, on both sides of its target: the
+refined plan is never less balanced than the heuristic's, broker by broker and directory by
+directory. The objective is bytes moved alone (the widened bands are hard limits; the solver
+does not try to shrink a violation further). The heuristic's plan is the solver's start.
+
+The solver's plan is taken only when it moves strictly fewer bytes than the heuristic's and
+passes the checks of `_violations` (the hard rules and the bands, recomputed from the replicas'
+final brokers and directories, independently of the model); otherwise the heuristic's plan stays.
+Replicas that stay keep their list position; arriving replicas take leaving replicas' positions.
+
+Determinism: one thread, HiGHS's random seed from --seed, and a node limit (MAX_NODES), which
+does not depend on the clock; a wall-clock cap (TIME_CAP_SECONDS) is a safety net on top. A
+solve stopped by the cap may give a different plan on a more loaded machine: the report says so.
+
+Size: the whole cluster is refined only when the model has at most MAX_BINARIES binaries (a few
+seconds at most on a 2-core machine); above it, refinement is skipped and the report says so.
+
+The solver's dual bound is a lower bound on the bytes any plan within the same bands moves: the
+report's lowerBoundBytes takes it (in report.report, the larger of it and report.lower_bound)
+when the bands are the planner's own (no band widened), no partition was held at the
+heuristic's choice and no --max-moves or --max-bytes applies. With widened bands it bounds
+the plans at least as balanced as the heuristic's, which is not the planner's lower bound: it is
+then left out (the report still says what the solver proved).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kjbod.planner.core import BYTE_TOLERANCE, Plan, directory_band, rack_limit
+from kjbod.planner.request import Goal, Refine
+from kjbod.planner.tables import NO_RACK, ClusterTables
+
+# The most binaries (partition x candidate directory) refined as one model. On the project's
+# 2-core machine (shared, load 2-3) bench_optimum's models (up to about 6,000) take 5 s at the
+# median and up to about 20 s to solve or stop at MAX_NODES.
+MAX_BINARIES = 12_000
+# Branch-and-bound nodes HiGHS may explore: the limit that stops a hard case, the same on every
+# machine (a clock would not be).
+MAX_NODES = 200
+# A safety net only, three times the longest solve seen on bench_optimum's cases: a solve this
+# long is stopped whatever its node count (and the report says its plan may differ run to run).
+TIME_CAP_SECONDS = 60.0
+# The relative gap at which the solver calls its plan optimal.
+GAP = 1e-3
+# HiGHS's other settings.
+SOLVER_OPTIONS: dict[str, Any] = {"mip_allow_restart": False}  # restarts cost seconds on these models for little
+# Partitions x directories above which the model is not even built (a cheap test first).
+_CELLS_BEFORE_BUILDING = 4_000_000
+
+
+@dataclass(frozen=True)
+class Refinement:
+    """What the exact refinement did, for the report."""
+
+    status: str  # off, not-applicable (another goal), skipped, optimal, limit, not-better, rejected
+    message: str  # one line for the report
+    binaries: int = 0
+    seconds: float = 0.0
+    heuristic_bytes: int | None = None  # bytes the heuristic's plan moves
+    refined_bytes: int | None = None  # bytes the solver's best plan moves
+    solver_bound_bytes: int | None = None  # the solver's proven lower bound for the same (maybe widened) bands
+    own_bands: bool = False  # the bands were the planner's own: the bound is the planner's lower bound
+    applied: bool = False  # the plan is the solver's
+    stopped_by_clock: bool = False
+
+    @property
+    def lower_bound(self) -> int | None:
+        """A lower bound on the bytes any plan meeting the planner's bands moves, if the solver proved one."""
+        return self.solver_bound_bytes if self.own_bands else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "message": self.message,
+            "binaries": self.binaries,
+            "seconds": round(self.seconds, 3),
+            "heuristicBytesMoved": self.heuristic_bytes,
+            "refinedBytesMoved": self.refined_bytes,
+            "solverBoundBytes": self.solver_bound_bytes,
+            "ownBands": self.own_bands,
+            "applied": self.applied,
+            "stoppedByClock": self.stopped_by_clock,
+        }
+
+
+def applies(plan: Plan) -> bool:
+    """Refinement may run for this plan: asked for, a goal the model covers, and a cluster small
+    enough that the model may be under the cap (a cheap test: `refine` tells the exact size)."""
+    t = plan.tables
+    small = len(t.part_id) * len(t.dir_ids) <= _CELLS_BEFORE_BUILDING
+    return plan.request.refine is Refine.AUTO and plan.request.goal is Goal.BALANCE and small
+
+
+@dataclass
+class _Model:
+    """The partitions refined and their candidate directories, with the heuristic's placement."""
+
+    free: np.ndarray  # partition indexes
+    var_f: np.ndarray  # per variable: row in `free`
+    var_d: np.ndarray  # per variable: directory
+    start: np.ndarray  # per variable: the heuristic's value
+    current: np.ndarray  # per variable: a directory the partition is in now
+    held_by_heuristic: int  # partitions kept at the heuristic's placement though the rules would let them move
+
+
+def refine(plan: Plan, progress: Any = None) -> Refinement:
+    """Refine `plan` in place (its new_broker and new_dir) where the solver finds a better one."""
+    t = plan.tables
+    request = plan.request
+    if request.refine is Refine.OFF:
+        return Refinement("off", "off (--refine off)")
+    if request.goal is not Goal.BALANCE:
+        return Refinement("not-applicable", f"skipped: the exact model covers --goal balance, not {request.goal.value}")
+    if (plan.new_dir[plan.inter_moved] < 0).any():
+        return Refinement("skipped", "skipped: the heuristic left some replicas' directory to the broker")
+    started = time.perf_counter()
+    free, rule_fixed = _free_partitions(plan)
+    if free.size == 0:
+        return Refinement("skipped", "skipped: no partition the plan may move")
+    cells = int(free.size) * len(t.dir_ids)
+    if cells > _CELLS_BEFORE_BUILDING:
+        return Refinement("skipped", f"skipped: model of about {cells:,} binaries > cap {MAX_BINARIES:,}", binaries=cells)
+    held = int(np.count_nonzero(~_free_mask(plan, free) & ~rule_fixed))
+    model = _candidates(plan, free, held)
+    n = len(model.var_f)
+    if n > MAX_BINARIES:
+        return Refinement("skipped", f"skipped: model of {n:,} binaries > cap {MAX_BINARIES:,}", binaries=n)
+    if progress is not None:
+        progress(f"Refining the plan with an exact solver: {n:,} binaries")
+    heuristic_bytes = int(t.rep_size[plan.inter_moved | plan.intra_moved].sum())
+    bands = _Bands.of(plan)
+    solved = _solve(plan, model, bands)
+    seconds = time.perf_counter() - started
+    common = {"binaries": n, "seconds": seconds, "heuristic_bytes": heuristic_bytes, "stopped_by_clock": solved.by_clock}
+    holds_no_load = ~plan.holders[t.rep_broker] & _free_mask(plan, free)[t.rep_part]
+    # The bound is the planner's lower bound only for its own bands and rules: nothing widened,
+    # nothing held where the heuristic put it, and no budget (--max-moves or --max-bytes are not
+    # bands: a bound under them may exceed the least any plan within the bands moves).
+    budget = request.max_moves is not None or request.max_bytes is not None
+    own = not bands.widened and model.held_by_heuristic == 0 and not holds_no_load.any() and not budget
+    # Down, and a hair below: the dual bound holds up to the solver's tolerances.
+    bound = int(np.floor(solved.bound * (1 - 1e-7))) if solved.bound is not None else None
+    common.update(solver_bound_bytes=bound, own_bands=own and bound is not None)
+    if solved.placement is None:
+        return Refinement("skipped", f"no plan found by the solver ({solved.status}); the heuristic's plan stays", **common)
+    new_broker, new_dir = _replicas_of(plan, model, solved.placement)
+    stays = new_broker == t.rep_broker
+    refined_moves = ~stays | (stays & (t.rep_dir >= 0) & (new_dir >= 0) & (new_dir != t.rep_dir))  # as Plan.inter_moved | intra_moved
+    refined_bytes = int(t.rep_size[refined_moves].sum())
+    common["refined_bytes"] = refined_bytes
+    reach = _reach(solved, refined_bytes, bands, model)
+    if refined_bytes >= heuristic_bytes:
+        return Refinement("not-better", f"not better than the heuristic ({reach})", **common)
+    problems = _violations(plan, bands, new_broker, new_dir, _free_mask(plan, model.free))
+    if problems:
+        return Refinement("rejected", f"the solver's plan failed a check ({problems[0]}); the heuristic's plan stays", **common)
+    plan.new_broker, plan.new_dir = new_broker, new_dir
+    plan.refined = _free_mask(plan, model.free)
+    saved = heuristic_bytes - refined_bytes
+    status = "optimal" if solved.status == "optimal" else "limit"
+    return Refinement(status, f"{reach}; {_gib(saved)} less than the heuristic's plan", applied=True, **common)
+
+
+def _free_mask(plan: Plan, free: np.ndarray) -> np.ndarray:
+    mask = np.zeros(len(plan.tables.part_id), dtype=bool)
+    mask[free] = True
+    return mask
+
+
+def _free_partitions(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+    """The partitions the model decides, and (per partition) those no plan may change."""
+    t = plan.tables
+    assert plan.movable is not None and plan.forced is not None and plan.excluded is not None and plan.offline is not None
+    rule_fixed = t.partitions_with(plan.excluded | (plan.offline & ~plan.forced))
+    blocked = (
+        ~plan.movable | plan.forced | plan.offline | (t.rep_dir < 0) | ~t.broker_active[t.rep_broker]
+        | (plan.new_dir < 0) | ~t.broker_active[plan.new_broker]
+    )
+    return np.flatnonzero(~t.partitions_with(blocked)), rule_fixed
+
+
+def _candidates(plan: Plan, free: np.ndarray, held: int) -> _Model:
+    t = plan.tables
+    assert plan.open_dirs is not None and plan.receivable is not None and plan.broker_has_offline_dir is not None
+    D, B = len(t.dir_ids), t.broker_count
+    rows = _rows_of(t, free)
+    local = np.repeat(np.arange(free.size), np.diff(t.part_offsets)[free])
+    arrive = plan.open_dirs & plan.receivable[t.dir_broker]
+    holds = np.zeros((free.size, B), dtype=bool)
+    holds[local, t.rep_broker[rows]] = True
+    intra_ok = t.broker_active & ~plan.broker_has_offline_dir
+    candidate = np.where(holds[:, t.dir_broker], (plan.open_dirs & intra_ok[t.dir_broker])[None, :], arrive[None, :])
+    candidate[local, t.rep_dir[rows]] = True
+    heuristic = np.zeros((free.size, D), dtype=bool)
+    heuristic[local, plan.new_dir[rows]] = True
+    current = np.zeros((free.size, D), dtype=bool)
+    current[local, t.rep_dir[rows]] = True
+    candidate |= heuristic  # the heuristic's plan is always one the model can express
+    var_f, var_d = np.nonzero(candidate)
+    return _Model(free, var_f, var_d, heuristic[var_f, var_d].astype(np.float64), current[var_f, var_d], held)
+
+
+def _rows_of(t: ClusterTables, partitions: np.ndarray) -> np.ndarray:
+    rf = np.diff(t.part_offsets)[partitions]
+    starts = np.repeat(t.part_offsets[partitions], rf)
+    return starts + (np.arange(int(rf.sum())) - np.repeat(np.cumsum(rf) - rf, rf))
+
+
+@dataclass
+class _Bands:
+    """The bands the refined plan must meet: the planner's, each widened to the heuristic's plan
+    where that plan misses it (`widened` says whether any was)."""
+
+    count_low: np.ndarray
+    count_high: np.ndarray
+    bytes_low: np.ndarray
+    bytes_high: np.ndarray
+    dir_limit: np.ndarray  # bytes (inf where capacity is unknown)
+    dir_reach: np.ndarray  # bytes a directory may be from its share of its broker's bytes (nan: no band)
+    counted: np.ndarray  # directories the band counts
+    band_brokers: np.ndarray  # brokers with a directory band
+    rack_limit: np.ndarray  # per partition
+    rack_extra: dict[tuple[int, int], int]  # (partition, rack) -> the heuristic's count where above the limit
+    isr_need: np.ndarray  # per partition: in-sync replicas that must stay on their broker
+    max_moves: float
+    max_bytes: float
+    widened: bool
+
+    @staticmethod
+    def of(plan: Plan) -> _Bands:
+        t = plan.tables
+        request = plan.request
+        assert plan.holders is not None and plan.count_low is not None and plan.count_high is not None and plan.byte_target is not None
+        assert plan.draining_dirs is not None and plan.excluded is not None
+        size = t.rep_size
+        count = np.bincount(plan.new_broker, minlength=t.broker_count)
+        load = np.bincount(plan.new_broker, weights=size, minlength=t.broker_count)
+        widened = False
+        holders = plan.holders
+        target = plan.count_target.astype(np.float64) if plan.count_target is not None else count.astype(np.float64)
+        slack = np.where(holders, plan.count_high - target, 0)
+        reach = np.maximum(slack, np.abs(count - target))
+        widened |= bool((holders & (reach > slack)).any())
+        # A broker that holds no load keeps what it has (core._targets): its count stays the
+        # heuristic's. That is tighter than the planner's band (at most what it has): where such a
+        # broker holds a replica, the solver's bound is not the planner's (see `own_bands`).
+        count_low = np.where(holders, np.ceil(target - reach), count)
+        count_high = np.where(holders, np.floor(target + reach), count)
+        byte_target = plan.byte_target.astype(np.float64)
+        byte_slack = byte_target * BYTE_TOLERANCE
+        off = np.abs(load - byte_target)
+        widened |= bool((holders & (off > byte_slack * (1 + 1e-12))).any())
+        byte_reach = np.maximum(byte_slack, off)
+        bytes_low = np.where(holders, byte_target - byte_reach, -np.inf)
+        bytes_high = np.where(holders, byte_target + byte_reach, np.inf)
+        # Directories.
+        capacity = t.dir_capacity.astype(np.float64)
+        placed = plan.new_dir >= 0
+        usage = np.bincount(plan.new_dir[placed], weights=size[placed], minlength=len(t.dir_ids))
+        limit = np.where(capacity > 0, np.floor(capacity * request.capacity_threshold), np.inf)
+        widened |= bool((usage > limit).any())
+        dir_limit = np.maximum(limit, usage)
+        counted = t.dir_online & ~plan.draining_dirs
+        band = directory_band(t.dir_broker, t.dir_capacity, counted, usage, request.disk_band, request.capacity_threshold, t.broker_count)
+        excluded_broker = np.isin(t.broker_ids, np.array(request.exclude_brokers, dtype=np.int64))
+        many = np.bincount(t.dir_broker[counted], minlength=t.broker_count) >= 2
+        band_brokers = t.broker_active & ~excluded_broker & many
+        has_band = ~np.isnan(band.mean) & counted & band_brokers[t.dir_broker]
+        own_reach = request.disk_band * capacity
+        heuristic_off = np.abs(usage - np.nan_to_num(band.mean) * capacity)
+        widened |= bool((has_band & (heuristic_off > own_reach * (1 + 1e-12))).any())
+        dir_reach = np.where(has_band, np.maximum(own_reach, heuristic_off), np.nan)
+        band_brokers = band_brokers & (np.bincount(t.dir_broker[has_band], minlength=t.broker_count) > 0)
+        # Racks, per partition.
+        rf = np.diff(t.part_offsets)
+        limits = np.array([rack_limit(int(r), request.rack_mode, plan.racks_available) for r in range(int(rf.max(initial=0)) + 1)])
+        part_limit = limits[rf] if len(rf) else np.zeros(0, dtype=np.int64)
+        rack = t.broker_rack[plan.new_broker]
+        extra: dict[tuple[int, int], int] = {}
+        if plan.racks_available and len(t.racks):
+            keyed = t.rep_part.astype(np.int64) * (len(t.racks) + 1) + (rack + 1)
+            keys, counts = np.unique(keyed[rack != NO_RACK], return_counts=True)
+            part = keys // (len(t.racks) + 1)
+            over = counts > part_limit[part]
+            for key, c in zip(keys[over].tolist(), counts[over].tolist()):
+                extra[(key // (len(t.racks) + 1), key % (len(t.racks) + 1) - 1)] = c
+        widened |= bool(extra)
+        # min.insync.replicas: in-sync replicas staying on their broker.
+        in_sync = np.bincount(t.rep_part[t.rep_in_sync], minlength=len(t.part_id))
+        need = np.minimum(in_sync, t.part_min_isr.astype(np.int64))
+        kept = np.bincount(t.rep_part[t.rep_in_sync & (plan.new_broker == t.rep_broker)], minlength=len(t.part_id))
+        widened |= bool((kept < need).any())
+        max_moves = float(request.max_moves) if request.max_moves is not None else np.inf
+        max_bytes = float(request.max_bytes) if request.max_bytes is not None else np.inf
+        return _Bands(
+            count_low, count_high, bytes_low, bytes_high, dir_limit, dir_reach, counted & has_band, band_brokers, part_limit, extra,
+            np.minimum(need, kept), max_moves, max_bytes, widened,
+        )
+
+
+class ConstraintRows:
+    """A MILP's constraints, added in blocks (each a set of rows with sparse coefficients and
+    their bounds), then as the column-wise matrix HiGHS takes (bench_optimum builds its model
+    with it too)."""
+
+    def __init__(self, columns: int) -> None:
+        self.columns = columns
+        self.count = 0
+        self._rows: list[np.ndarray] = []
+        self._cols: list[np.ndarray] = []
+        self._vals: list[np.ndarray] = []
+        self._lower: list[np.ndarray] = []
+        self._upper: list[np.ndarray] = []
+
+    def add(self, row: np.ndarray, col: np.ndarray, val: np.ndarray, number: int, lo: Any, hi: Any) -> None:
+        """`number` rows: coefficient val[i] of column col[i] in row row[i] (0 to number - 1), each
+        row between lo and hi (scalars or one per row)."""
+        self._rows.append(row + self.count)
+        self._cols.append(col)
+        self._vals.append(val)
+        self._lower.append(np.broadcast_to(np.asarray(lo, dtype=np.float64), (number,)))
+        self._upper.append(np.broadcast_to(np.asarray(hi, dtype=np.float64), (number,)))
+        self.count += number
+
+    @property
+    def lower(self) -> np.ndarray:
+        return np.concatenate(self._lower) if self._lower else np.zeros(0)
+
+    @property
+    def upper(self) -> np.ndarray:
+        return np.concatenate(self._upper) if self._upper else np.zeros(0)
+
+    def column_wise(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(column starts, row indexes, values): the matrix in CSC form."""
+        row_index, col_index, value = np.concatenate(self._rows), np.concatenate(self._cols), np.concatenate(self._vals)
+        order = np.lexsort((row_index, col_index))
+        starts = np.zeros(self.columns + 1, dtype=np.int64)
+        np.cumsum(np.bincount(col_index, minlength=self.columns), out=starts[1:])
+        return starts, row_index[order], value[order]
+
+
+@dataclass
+class _Solved:
+    status: str  # optimal, limit, infeasible, none
+    placement: np.ndarray | None  # per variable, 0 or 1
+    moved: float | None  # bytes (the solver's objective)
+    bound: float | None  # bytes
+    by_clock: bool = False
+
+
+def _solve(plan: Plan, model: _Model, bands: _Bands) -> _Solved:
+    """Build the MILP of the module's docstring and solve it with HiGHS."""
+    import highspy
+
+    t = plan.tables
+    free, var_f, var_d = model.free, model.var_f, model.var_d
+    n = len(var_f)
+    B, D = t.broker_count, len(t.dir_ids)
+    part_size = t.part_size.astype(np.float64)
+    size_f = part_size[free]
+    unit = max(float(size_f.mean()) if size_f.size else 1.0, 1.0)  # well-scaled coefficients
+    size_v = size_f[var_f] / unit
+    var_b = t.dir_broker[var_d]
+    rf_f = np.diff(t.part_offsets)[free]
+    every = np.arange(n)
+    ones = np.ones(n)
+    # What the partitions the model does not decide leave on each broker and directory.
+    fixed_rows = ~_free_mask(plan, free)[t.rep_part]
+    fixed_count = np.bincount(plan.new_broker[fixed_rows], minlength=B)
+    fixed_load = np.bincount(plan.new_broker[fixed_rows], weights=t.rep_size[fixed_rows], minlength=B) / unit
+    placed = fixed_rows & (plan.new_dir >= 0)
+    fixed_usage = np.bincount(plan.new_dir[placed], weights=t.rep_size[placed], minlength=D) / unit
+    fixed_moved_rows = fixed_rows & (plan.inter_moved | plan.intra_moved)
+
+    model_rows = ConstraintRows(n)
+    add = model_rows.add
+
+    def grouped(key: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows for the groups of `key` that `keep` selects: (row per variable in them, the variables, the group keys)."""
+        keys, inverse = np.unique(key, return_inverse=True)
+        chosen = keep(keys, np.bincount(inverse, minlength=len(keys)))
+        row_of = np.cumsum(chosen) - 1
+        mask = chosen[inverse]
+        return row_of[inverse[mask]], np.flatnonzero(mask), keys[chosen]
+
+    # Replication factor; one replica per broker.
+    add(var_f, every, ones, free.size, rf_f, rf_f)
+    row, col, _ = grouped(var_f.astype(np.int64) * B + var_b, lambda keys, sizes: sizes > 1)
+    add(row, col, ones[col], int(row.max(initial=-1)) + 1, -np.inf, 1.0)
+    # The rack rule (only where the candidates could break it).
+    rack_v = t.broker_rack[var_b]
+    K = len(t.racks) + 1
+    if plan.racks_available and len(t.racks):
+        key = var_f.astype(np.int64) * K + (rack_v + 1)
+        limit_of = lambda keys: np.array(  # noqa: E731
+            [bands.rack_extra.get((int(free[k // K]), int(k % K) - 1), int(bands.rack_limit[free[k // K]])) for k in keys.tolist()], dtype=np.int64
+        )
+        row, col, keys = grouped(key, lambda keys, sizes: (keys % K != 0) & (sizes > limit_of(keys)))
+        if keys.size:
+            add(row, col, ones[col], keys.size, -np.inf, limit_of(keys))
+    # min.insync.replicas while moving: enough in-sync replicas stay on their broker.
+    in_sync_broker = np.zeros((free.size, B), dtype=bool)
+    in_sync_rows = _rows_of(t, free)
+    in_sync_rows = in_sync_rows[t.rep_in_sync[in_sync_rows]]
+    local = np.searchsorted(free, t.rep_part[in_sync_rows])
+    in_sync_broker[local, t.rep_broker[in_sync_rows]] = True
+    need = bands.isr_need[free]
+    keep = in_sync_broker[var_f, var_b] & (need[var_f] > 0)
+    row, col, keys = grouped(var_f[keep].astype(np.int64), lambda keys, sizes: np.ones(len(keys), dtype=bool))
+    if keys.size:
+        add(row, every[keep][col], ones[keep][col], keys.size, need[keys], np.inf)
+    # Replica counts and bytes per broker.
+    add(var_b, every, ones, B, bands.count_low - fixed_count, bands.count_high - fixed_count)
+    add(var_b, every, size_v, B, bands.bytes_low / unit - fixed_load, bands.bytes_high / unit - fixed_load)
+    # Directories under their limit.
+    add(var_d, every, size_v, D, -np.inf, bands.dir_limit / unit - fixed_usage)
+    # Directories within the band: usage_d - cap_d / C_b * U_b within +-reach_d (U_b over the
+    # counted directories of b).
+    capacity = t.dir_capacity.astype(np.float64)
+    counted = bands.counted
+    broker_cap = np.bincount(t.dir_broker[counted], weights=capacity[counted], minlength=B)
+    fixed_u = np.bincount(t.dir_broker[counted], weights=fixed_usage[counted], minlength=B)
+    for d in np.flatnonzero(counted).tolist():
+        b = int(t.dir_broker[d])
+        on = np.flatnonzero((var_b == b) & counted[var_d])
+        share = capacity[d] / broker_cap[b]
+        coefficient = size_v[on] * ((var_d[on] == d) - share)
+        constant = fixed_usage[d] - share * fixed_u[b]
+        reach = bands.dir_reach[d] / unit
+        add(np.zeros(len(on), dtype=np.int64), on, coefficient, 1, -reach - constant, reach - constant)
+    # --max-moves and --max-bytes: replicas (bytes) ending outside their directory.
+    stay = np.flatnonzero(model.current)
+    fixed_moves, fixed_bytes = int(fixed_moved_rows.sum()), float(t.rep_size[fixed_moved_rows].sum()) / unit
+    if np.isfinite(bands.max_moves):
+        add(np.zeros(len(stay), dtype=np.int64), stay, ones[stay], 1, float(rf_f.sum()) + fixed_moves - bands.max_moves, np.inf)
+    if np.isfinite(bands.max_bytes):
+        total = float((size_f * rf_f).sum()) / unit
+        add(np.zeros(len(stay), dtype=np.int64), stay, size_v[stay], 1, total + fixed_bytes - bands.max_bytes / unit, np.inf)
+    # Bytes moved: every replica's bytes (an offset) less those of each directory a partition stays in.
+    cost = np.where(model.current, -size_v, 0.0)
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = n, model_rows.count
+    lp.offset_ = float((size_f * rf_f).sum()) / unit
+    lp.col_cost_, lp.col_lower_, lp.col_upper_ = cost, np.zeros(n), np.ones(n)
+    # A hair of room on every row, so that the heuristic's own plan (on a widened band's edge) is
+    # never cut off by rounding; `_violations` checks the result exactly.
+    lo, hi = model_rows.lower, model_rows.upper
+    lp.row_lower_ = np.where(np.isfinite(lo), lo - 1e-9 * np.maximum(np.abs(lo), 1), lo)
+    lp.row_upper_ = np.where(np.isfinite(hi), hi + 1e-9 * np.maximum(np.abs(hi), 1), hi)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = model_rows.column_wise()
+    lp.integrality_ = [highspy.HighsVarType.kInteger] * n
+    solver = _quiet(highspy.Highs)
+    options = {
+        "output_flag": False, "threads": 1, "parallel": "off", "random_seed": int(plan.request.seed) % 2_147_483_647,
+        "mip_max_nodes": MAX_NODES, "time_limit": TIME_CAP_SECONDS, "mip_rel_gap": GAP, **SOLVER_OPTIONS,
+    }
+    for option, value in options.items():
+        solver.setOptionValue(option, value)
+    solver.passModel(lp)
+    solver.setSolution(n, np.arange(n, dtype=np.int32), model.start)
+    solver.run()
+    status = solver.getModelStatus()
+    info = solver.getInfo()
+    kinds = highspy.HighsModelStatus
+    if status == kinds.kInfeasible:
+        return _Solved("infeasible", None, None, None)
+    by_clock = status == kinds.kTimeLimit
+    bound = max(float(info.mip_dual_bound), 0.0) * unit if np.isfinite(info.mip_dual_bound) else None
+    if info.primal_solution_status != 2:  # no feasible solution
+        return _Solved("none", None, None, bound, by_clock)
+    placement = np.rint(np.array(solver.getSolution().col_value))
+    moved = max(float(info.objective_function_value), 0.0) * unit
+    return _Solved("optimal" if status == kinds.kOptimal else "limit", placement, moved, None if bound is None else min(bound, moved), by_clock)
+
+
+def _quiet(make: Any) -> Any:
+    """`make()` with the process's stdout closed: HiGHS's constructor prints its banner there
+    before any option can silence it, and stdout carries the command's output (a Kafka tool's
+    lines, or JSON)."""
+    import ctypes
+    import os
+    import sys
+
+    sys.stdout.flush()
+    libc = ctypes.CDLL(None)
+    try:
+        saved = os.dup(1)
+    except OSError:  # no stdout at all: nothing to keep clean
+        return make()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        made = make()
+        libc.fflush(None)  # the banner, still in C's buffer, goes to /dev/null too
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+    return made
+
+
+def _replicas_of(plan: Plan, model: _Model, placement: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The solver's directories per partition as each replica's broker and directory: a replica
+    whose broker keeps the partition stays on it (in the chosen directory), and the replicas that
+    leave take the new brokers, a replica keeping the heuristic's target broker where it can."""
+    t = plan.tables
+    new_broker, new_dir = plan.new_broker.copy(), plan.new_dir.copy()
+    chosen = placement > 0.5
+    order = np.argsort(model.var_f[chosen], kind="stable")
+    dirs_f = model.var_d[chosen][order]
+    bounds = np.searchsorted(model.var_f[chosen][order], np.arange(len(model.free) + 1))
+    for f, p in enumerate(model.free.tolist()):
+        dirs = dirs_f[bounds[f] : bounds[f + 1]].tolist()
+        by_broker = {int(t.dir_broker[d]): d for d in dirs}
+        leaving = []
+        for r in range(int(t.part_offsets[p]), int(t.part_offsets[p + 1])):
+            b = int(t.rep_broker[r])
+            if b in by_broker:
+                new_broker[r], new_dir[r] = b, by_broker.pop(b)
+            else:
+                leaving.append(r)
+        for r in list(leaving):
+            b = int(plan.new_broker[r])
+            if b in by_broker:
+                new_broker[r], new_dir[r] = b, by_broker.pop(b)
+                leaving.remove(r)
+        for r, (b, d) in zip(leaving, sorted(by_broker.items())):
+            new_broker[r], new_dir[r] = b, d
+    return new_broker, new_dir
+
+
+def _violations(plan: Plan, bands: _Bands, new_broker: np.ndarray, new_dir: np.ndarray, refined: np.ndarray) -> list[str]:
+    """What the refined plan breaks, recomputed from the replicas' brokers and directories alone
+    (not from the model): the hard rules, then the bands it was solved for. `refined`: per
+    partition, the model placed it."""
+    t = plan.tables
+    assert plan.open_dirs is not None and plan.receivable is not None and plan.broker_has_offline_dir is not None
+    problems: list[str] = []
+    size = t.rep_size
+    inter = new_broker != t.rep_broker
+    placed = new_dir >= 0
+    intra = ~inter & placed & (t.rep_dir >= 0) & (new_dir != t.rep_dir)
+    if (refined[t.rep_part] & ~placed).any():
+        problems.append("a replica has no directory")
+    if (placed & (t.dir_broker[np.maximum(new_dir, 0)] != new_broker)).any():
+        problems.append("a replica's directory is on another broker")
+    if (inter & ~(plan.receivable[new_broker] & plan.open_dirs[np.maximum(new_dir, 0)])).any():
+        problems.append("a replica arrives on a broker or directory that may not receive")
+    if (intra & ~(plan.open_dirs[np.maximum(new_dir, 0)] & t.broker_active[new_broker] & ~plan.broker_has_offline_dir[new_broker])).any():
+        problems.append("a replica changes to a directory it may not")
+    assert plan.excluded is not None
+    if ((inter | intra) & plan.excluded).any():
+        problems.append("an excluded replica moves")
+    key = t.rep_part.astype(np.int64) * t.broker_count + new_broker
+    if np.unique(key).size != key.size:
+        problems.append("a broker holds two replicas of a partition")
+    rack = t.broker_rack[new_broker]
+    if plan.racks_available and len(t.racks):
+        K = len(t.racks) + 1
+        keyed = t.rep_part.astype(np.int64) * K + (rack + 1)
+        keys, counts = np.unique(keyed[rack != NO_RACK], return_counts=True)
+        allowed = np.array([bands.rack_extra.get((int(k // K), int(k % K) - 1), int(bands.rack_limit[k // K])) for k in keys.tolist()])
+        if (counts > allowed).any():
+            problems.append("the rack rule")
+    kept = np.bincount(t.rep_part[t.rep_in_sync & ~inter], minlength=len(t.part_id))
+    if (kept < bands.isr_need).any():
+        problems.append("min.insync.replicas while moving")
+    count = np.bincount(new_broker, minlength=t.broker_count)
+    load = np.bincount(new_broker, weights=size, minlength=t.broker_count)
+    if ((count < bands.count_low) | (count > bands.count_high)).any():
+        problems.append("a broker's replica count band")
+    slack = 1e-9 * np.maximum(np.abs(load), 1) + 1
+    if ((load < bands.bytes_low - slack) | (load > bands.bytes_high + slack)).any():
+        problems.append("a broker's byte band")
+    usage = np.bincount(new_dir[placed], weights=size[placed], minlength=len(t.dir_ids))
+    if (usage > bands.dir_limit + 1e-9 * usage + 1).any():
+        problems.append("the capacity threshold")
+    capacity = t.dir_capacity.astype(np.float64)
+    counted = bands.counted
+    used = np.bincount(t.dir_broker[counted], weights=usage[counted], minlength=t.broker_count)
+    total = np.bincount(t.dir_broker[counted], weights=capacity[counted], minlength=t.broker_count)
+    mean = np.divide(used, total, out=np.zeros(t.broker_count), where=total > 0)[t.dir_broker]
+    off = np.abs(usage - mean * capacity)
+    if (counted & (off > bands.dir_reach + 1e-9 * capacity + 1)).any():
+        problems.append("a directory's band")
+    moved = inter | intra
+    if moved.sum() > bands.max_moves or size[moved].sum() > bands.max_bytes:
+        problems.append("--max-moves or --max-bytes")
+    return problems
+
+
+def _reach(solved: _Solved, refined_bytes: int, bands: _Bands, model: _Model) -> str:
+    within = "" if not bands.widened else ", bands widened to the heuristic's where it misses them"
+    if solved.status == "optimal":
+        return f"optimal{within}"
+    if solved.bound and refined_bytes > 0:
+        gap = max(refined_bytes - solved.bound, 0) / refined_bytes
+        how = f"stopped at its time cap ({TIME_CAP_SECONDS:.0f} s; may differ run to run)" if solved.by_clock else f"stopped at its limit ({MAX_NODES:,} nodes)"
+        return f"{how}, within {gap:.1%} of the solver's bound{within}"
+    return f"stopped at its limit{within}"
+
+
+def _gib(value: float) -> str:
+    from kjbod.common.units import human_bytes
+
+    return human_bytes(int(value))

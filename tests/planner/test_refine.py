@@ -1,0 +1,103 @@
+"""The exact refinement (planner/refine.py): it reaches the optimum where the heuristic does not,
+keeps the hard rules, gives the same plan every run, and `--refine off` is the heuristic's plan."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kjbod.planner import refine as refine_module
+from kjbod.planner.core import Goal, Plan, PlanRequest, plan
+from kjbod.planner.engine import LocalEngine
+from kjbod.planner.report import report
+from kjbod.planner.request import Refine
+from kjbod.planner.tables import ClusterTables, build_tables
+from tests.planner.clusters import GB, skewed_cluster
+from tests.planner.rules import hard_rule_violations
+from tests.planner.test_lower_bound import least_moved
+
+
+def crafted() -> ClusterTables:
+    # Brokers 1 and 2 hold every partition (2 replicas each, 60 GB), all in their first
+    # directory; broker 3 is empty. Each broker's target: 4 replicas, 40 GB (38-42). The
+    # heuristic sends 3's share over in large pieces and then evens the directories out, 75 GB
+    # in all; the least any plan within the same bands moves is 68 GB (found by trying every
+    # plan, test_lower_bound.least_moved).
+    return build_tables(skewed_cluster(brokers=3, racks=1, dirs=2, topics=1, partitions=6, rf=2, crowded=2, capacity=120 * GB, sizes=(5, 7, 9, 11, 13, 15)))
+
+
+def moved(t: ClusterTables, result: Plan) -> int:
+    return int(t.rep_size[result.inter_moved | result.intra_moved].sum())
+
+
+def test_refinement_reaches_the_optimum_the_heuristic_misses() -> None:
+    t = crafted()
+    heuristic = plan(t, PlanRequest(Goal.BALANCE, refine=Refine.OFF), LocalEngine())
+    refined = plan(t, PlanRequest(Goal.BALANCE), LocalEngine())
+    assert moved(t, heuristic) == 75 * GB
+    assert moved(t, refined) == 68 * GB
+    assert least_moved(t, refined.count_target, refined.byte_target, PlanRequest(Goal.BALANCE)) == 68 * GB
+    refinement = refined.refinement
+    assert refinement is not None and refinement.status == "optimal" and refinement.applied
+    assert (refinement.heuristic_bytes, refinement.refined_bytes) == (75 * GB, 68 * GB)
+    assert hard_rule_violations(t, refined) == []
+    # The bands are the planner's own: the solver's bound is the report's lower bound, at most the optimum.
+    figures = report(refined, 0.0, "local")
+    assert 0.999 * 68 * GB <= figures.lower_bound_bytes <= 68 * GB
+    assert figures.to_json()["refinement"]["status"] == "optimal"
+
+
+def test_refine_off_is_the_heuristic_and_skipping_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    t = crafted()
+    off = plan(t, PlanRequest(Goal.BALANCE, refine=Refine.OFF), LocalEngine())
+    assert off.refinement is not None and off.refinement.status == "off"
+    monkeypatch.setattr(refine_module, "MAX_BINARIES", 10)
+    skipped = plan(t, PlanRequest(Goal.BALANCE), LocalEngine())
+    assert skipped.refinement is not None and skipped.refinement.status == "skipped"
+    assert skipped.refinement.message == "skipped: model of 36 binaries > cap 10"
+    for name in ("new_broker", "new_dir", "new_pos"):
+        assert np.array_equal(getattr(off, name), getattr(skipped, name))
+
+
+def test_refined_plans_are_the_same_every_run_and_keep_the_hard_rules() -> None:
+    applied = 0
+    for seed in (0, 1, 2):
+        image = skewed_cluster(brokers=6, racks=3, dirs=2, topics=3, partitions=8, crowded=3, seed=seed)
+        request = PlanRequest(Goal.BALANCE, seed=seed)
+        first = plan(build_tables(image), request, LocalEngine())
+        second = plan(build_tables(image), request, LocalEngine())
+        for name in ("new_broker", "new_dir", "new_pos"):
+            assert np.array_equal(getattr(first, name), getattr(second, name))
+        assert first.refinement == second.refinement.__class__(**{**second.refinement.__dict__, "seconds": first.refinement.seconds})
+        assert hard_rule_violations(first.tables, first) == []
+        applied += first.refinement.applied
+    assert applied >= 1  # the refinement did take a plan here
+
+
+def test_other_goals_are_not_refined() -> None:
+    t = build_tables(skewed_cluster(brokers=4, racks=2, topics=1, partitions=4))
+    result = plan(t, PlanRequest(Goal.REMOVE_BROKERS, brokers=(1,)), LocalEngine())
+    assert result.refinement is not None and result.refinement.status == "not-applicable"
+
+
+def test_explain_names_the_refinement_for_the_moves_it_chose() -> None:
+    import orjson
+
+    t = crafted()
+    refined = plan(t, PlanRequest(Goal.BALANCE), LocalEngine())
+    explanation = report(refined, 0.0, "local", explain=True).explanation
+    assert explanation is not None
+    lines = [orjson.loads(line) for chunk in explanation.chunks() for line in chunk.splitlines()]
+    moves = [line for line in lines if "goal" in line]
+    assert len(moves) == int((refined.inter_moved | refined.intra_moved).sum())
+    assert {line["dir"]["why"] for line in moves} == {"exact-refinement"}
+    assert {line["broker"]["why"] for line in moves if line["broker"] is not None} == {"exact-refinement"}
+    assert f"Where they go: {len(moves)} of {len(moves)} chosen by the exact refinement (the least data moved within the bands)." in explanation.summary_lines()
+
+
+def test_the_solver_prints_nothing_on_stdout(capfd: pytest.CaptureFixture[str]) -> None:
+    # HiGHS's constructor prints a banner on the process's stdout, which carries a command's
+    # output (Kafka's lines, or JSON): refine keeps it off (file descriptor 1, not sys.stdout).
+    result = plan(crafted(), PlanRequest(Goal.BALANCE), LocalEngine())
+    assert result.refinement is not None and result.refinement.binaries > 0
+    assert capfd.readouterr().out == ""
