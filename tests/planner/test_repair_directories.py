@@ -78,7 +78,7 @@ def _repair_after(image: Image, leaving: list[int]) -> tuple[ClusterTables, Repa
     for p in leaving:
         rep = int(t.part_offsets[p])  # broker 1's replica (first in the list)
         placement.move(rep, 1, float(t.rep_size[rep]))
-    rack_limit = lambda rf: core._rack_limit(rf, request.rack_mode, setup.racks_available)  # noqa: E731
+    rack_limit = lambda rf: core.rack_limit(rf, request.rack_mode, setup.racks_available)  # noqa: E731
     return t, Repair(t, request, setup, placement, targets, core.BYTE_TOLERANCE, rack_limit)
 
 
