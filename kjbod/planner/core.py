@@ -449,6 +449,13 @@ def plan(t: ClusterTables, request: PlanRequest, engine: Engine, progress: Calla
         finish_directories()
         result.refinement = refine.refine(result, progress)  # says why it does not run
     put_back = _leave_partitions_on_inactive_brokers(t, result)
+    returning = _leave_partitions_returning_to_a_broker(t, result)
+    if returning.any():
+        result.notes.append(
+            f"{int(np.count_nonzero(returning))} partition(s) whose replica in an offline log directory would leave a broker "
+            "another of their replicas moves to are left as they are (a reassignment names a broker once)"
+        )
+    put_back |= returning
     if touched is not None:
         changed = t.partitions_with(result.inter_moved | result.intra_moved)
         result.leaders_reordered_only = int(np.count_nonzero(touched & ~changed & ~put_back))
@@ -782,6 +789,29 @@ def _leave_partitions_on_inactive_brokers(t: ClusterTables, result: Plan) -> np.
     result.new_dir[undo] = t.rep_dir[undo]
     result.new_pos[undo] = t.rep_pos[undo]
     return put_back
+
+
+def _leave_partitions_returning_to_a_broker(t: ClusterTables, result: Plan) -> np.ndarray:
+    """A partition one of whose replicas leaves a broker that another of its replicas moves to is
+    put back as it was. cancel_swaps turns such moves into a replica that stays, except in
+    partitions with a replica in an offline directory (that replica cannot stay: its broker
+    cannot read it); a reassignment names each broker once, so Kafka would keep the offline
+    replica where it is and the plan could never complete. Returns the partitions put back."""
+    moved = np.flatnonzero(result.inter_moved)
+    if moved.size == 0:
+        return np.zeros(len(t.part_offsets) - 1, dtype=bool)
+    width = np.int64(t.broker_count)
+    part = t.rep_part[moved].astype(np.int64)
+    left = part * width + t.rep_broker[moved]
+    reached = part * width + result.new_broker[moved]
+    both = np.intersect1d(left, reached)
+    returning = np.zeros(len(t.part_offsets) - 1, dtype=bool)
+    returning[both // width] = True
+    undo = returning[t.rep_part]
+    result.new_broker[undo] = t.rep_broker[undo]
+    result.new_dir[undo] = t.rep_dir[undo]
+    result.new_pos[undo] = t.rep_pos[undo]
+    return returning
 
 
 def _keep_partitions_holding_offline_replicas(t: ClusterTables, setup: _Setup, placement: _Placement) -> None:

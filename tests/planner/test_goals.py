@@ -304,3 +304,22 @@ def test_balance_brings_every_broker_into_its_count_and_byte_bands(seed: int) ->
     slack = np.floor(result.count_target * PlanRequest(Goal.BALANCE).count_tolerance)
     assert (np.abs(count - result.count_target) <= slack).all()
     assert (np.abs(load - result.byte_target) <= result.byte_target * BYTE_TOLERANCE * (1 + 1e-9)).all()
+
+
+def test_a_partition_whose_replica_would_return_to_a_broker_it_leaves_is_put_back() -> None:
+    # Only a partition with a replica in an offline directory escapes cancel_swaps (hypothesis
+    # found one: its offline replica left broker A while its replica on a dead broker moved to A).
+    from kjbod.planner.core import _leave_partitions_returning_to_a_broker
+
+    t = build_tables(skewed_cluster(brokers=6, racks=3, dirs=2, topics=2, partitions=6))
+    result = Plan(t, PlanRequest(Goal.BALANCE), t.rep_broker.copy(), t.rep_dir.copy(), t.rep_pos.copy().astype(np.int16))
+    first, second = (int(t.part_offsets[p]) for p in (0, 1))
+    a, b = int(t.rep_broker[first]), int(t.rep_broker[first + 1])
+    elsewhere = next(x for x in range(t.broker_count) if x not in t.rep_broker[first : int(t.part_offsets[1])])
+    result.new_broker[first], result.new_broker[first + 1] = elsewhere, a  # A left and reached in partition 0
+    outside = next(x for x in range(t.broker_count) if x not in t.rep_broker[second : int(t.part_offsets[2])])
+    result.new_broker[second] = outside  # an ordinary move in partition 1
+    returning = _leave_partitions_returning_to_a_broker(t, result)
+    assert np.flatnonzero(returning).tolist() == [0]
+    assert result.new_broker[first] == a and result.new_broker[first + 1] == b
+    assert result.new_broker[second] == outside
