@@ -76,7 +76,7 @@ def plan(
         typer.Option(
             "--refine", case_sensitive=False,
             help="auto: where the cluster is small enough (a model of at most 12,000 partition x directory choices), improve a "
-            "balance plan with an exact solver (HiGHS, deterministic limits), kept only if it moves fewer bytes; "
+            "balance plan with an exact solver (HiGHS, deterministic limits), kept only if it is closer to the bands, or as close and moves fewer bytes; "
             "the report says what it did. off: the heuristic's plan.",
         ),
     ] = Refine.AUTO,

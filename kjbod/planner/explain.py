@@ -152,7 +152,7 @@ class Explanation:
         lines = [f"Why they move: {served}."]
         refined = int(np.count_nonzero(self.columns["dir_why"] == DIR_WHY.index("exact-refinement"))) if self.moves else 0
         if refined:
-            lines.append(f"Where they go: {refined} of {self.moves} chosen by the exact refinement (the least data moved within the bands).")
+            lines.append(f"Where they go: {refined} of {self.moves} chosen by the exact refinement (the solver's plan: closest to the bands, then the least data moved).")
         if not self.unreached:
             lines.append("Every goal of the plan is reached.")
             return lines
@@ -293,7 +293,7 @@ def explain(plan: Plan, before: Balance, after: Balance) -> Explanation:
     violating_after, _ = rack_violations(t, plan.new_broker, request.rack_mode)
     broke_rule = t.partitions_with(violating_after)[t.rep_part[rows]] & np.isin(t.rep_part[rows], list(plan.unsatisfiable))
     # Partitions the exact refinement placed (refine.py): the solver chose their brokers and
-    # directories (the least data moved within the bands), not the heuristic's rules below.
+    # directories (closest to the bands, then the least data moved), not the heuristic's rules below.
     refined = plan.refined[t.rep_part[rows]] if plan.refined is not None else np.zeros(n, dtype=bool)
     broker_why = np.select(
         [
@@ -334,7 +334,7 @@ def explain(plan: Plan, before: Balance, after: Balance) -> Explanation:
 
 
 MEASURES = ("replicas", "bytes", "usagePercent", "replicasInRack")
-# "exact-refinement": the exact refinement's solver chose it (the least data moved for the bands).
+# "exact-refinement": the exact refinement's solver chose it (closest to the bands, then the least data moved).
 BROKER_WHY = ("same-broker", "rack-rule-broken", "added-broker", "under-replica-target", "under-byte-target", "best-allowed", "exact-refinement")
 DIR_WHY = ("least-used-with-room", "most-under-mean-with-room", "broker-chooses", "exact-refinement")
 

@@ -92,7 +92,7 @@ def test_explain_names_the_refinement_for_the_moves_it_chose() -> None:
     assert len(moves) == int((refined.inter_moved | refined.intra_moved).sum())
     assert {line["dir"]["why"] for line in moves} == {"exact-refinement"}
     assert {line["broker"]["why"] for line in moves if line["broker"] is not None} == {"exact-refinement"}
-    assert f"Where they go: {len(moves)} of {len(moves)} chosen by the exact refinement (the least data moved within the bands)." in explanation.summary_lines()
+    assert f"Where they go: {len(moves)} of {len(moves)} chosen by the exact refinement (the solver's plan: closest to the bands, then the least data moved)." in explanation.summary_lines()
 
 
 def test_the_solver_prints_nothing_on_stdout(capfd: pytest.CaptureFixture[str]) -> None:
