@@ -432,7 +432,7 @@ def plan(t: ClusterTables, request: PlanRequest, engine: Engine, progress: Calla
     result.new_broker = placement.broker
     progress("Placing replicas in log directories")
     finish_directories = _phase_directories(t, request, setup, placement, engine, result, budget)
-    from kjbod.planner import refine
+    from kjbod.planner import refine  # here: refine imports this module
 
     if refine.applies(result):
         # The exact refinement changes replica sets: leaders are evened out after it.
@@ -455,10 +455,9 @@ def plan(t: ClusterTables, request: PlanRequest, engine: Engine, progress: Calla
             f"{int(np.count_nonzero(returning))} partition(s) whose replica in an offline log directory would leave a broker "
             "another of their replicas moves to are left as they are (a reassignment names a broker once)"
         )
-    put_back |= returning
     if touched is not None:
         changed = t.partitions_with(result.inter_moved | result.intra_moved)
-        result.leaders_reordered_only = int(np.count_nonzero(touched & ~changed & ~put_back))
+        result.leaders_reordered_only = int(np.count_nonzero(touched & ~changed & ~put_back & ~returning))
     result.notes.extend(leader_notes)
     if setup.left_alone and goal is not Goal.FIX_OFFLINE:
         result.notes.append(
