@@ -223,7 +223,9 @@ def explain(plan: Plan, before: Balance, after: Balance) -> Explanation:
         (forced & ~registered, "dead-broker", "src"),
         (forced & registered & ~active, "fenced-broker", "src"),
         (forced, "offline-dir", "src-dir"),  # the rest: replicas in offline directories (and those leaving with them)
-        (inter & plan.rack_fixes[rows], "rack-rule", "rack"),
+        # A replica beyond its rack's limit serves the rack rule when it leaves the rack (the
+        # exact refinement may move one within its rack, for another goal).
+        (inter & plan.rack_fixes[rows] & (t.broker_rack[src] != t.broker_rack[dst]), "rack-rule", "rack"),
         (inter & (goal_is is Goal.ADD_BROKERS) & named[dst], "add-brokers", "dst"),
         (inter & holders[src] & (count_before_src > plan.count_high[src]), "replica-count", "src"),
         (inter & holders[src] & (bytes_before_src > byte_target[src] * (1 + tolerance)), "bytes", "src"),

@@ -26,27 +26,35 @@ replica on a fenced broker) are constants, as are those whose moves the heuristi
 dead broker's replicas, an unknown directory): they keep the heuristic's placement.
 
 Where the heuristic's plan misses a band, that broker's (or directory's, or partition's rack or
-in-sync) band is widened to how far the heuristic's plan is, on both sides of its target: the
-refined plan is never less balanced than the heuristic's, broker by broker and directory by
-directory. Each widened count, byte, capacity-threshold or directory band then gets a slack
-column per widened side (0 up to the heuristic's own miss), and the objective is lexicographic
-in one solve: the bytes outside the planner's own bands (a replica outside a count band weighs
-the mean replica) at a price above every byte the model could move, then bytes moved (two
-solves, least miss then least bytes, would double the solver's time under the same node
-limit). The rack and in-sync bands stay hard limits at the heuristic's (they are rarely
-widened). The heuristic's plan, with its misses as the slacks, is the solver's start.
+in-sync) band is widened to how far the heuristic's plan is, on both sides of its target. Each
+widened count, byte, capacity-threshold or directory band then gets a slack column per widened
+side (0 up to the heuristic's own miss), and the objective is lexicographic in one solve: the
+bytes outside the planner's own bands (a replica outside a count band weighs the mean replica)
+at a price above every byte the model could move, then bytes moved. The rack and in-sync bands
+stay hard limits at the heuristic's (they are rarely widened). The heuristic's plan, with its
+misses as the slacks, is the solver's start.
+
+That solve keeps every broker and directory within its own miss. When its plan still misses a
+band, or it stopped at its node limit, a second solve asks only for the least bytes within the
+bands widened for every broker (directory) alike to that plan's furthest misses (replicas; a
+share of the byte target; points of capacity; a directory's threshold to its usage), started
+from it: as balanced as the report measures it (the furthest broker or directory) and as
+bench_optimum compares plans that miss a band. Its plan may leave a broker further from its band
+than the first did, never further than the furthest; the first solve's priced objective leaves
+little of the node limit to the bytes, which the second solve has alone.
 
 The solver's plan is taken when it is strictly closer to the planner's bands than the
-heuristic's (at any bytes: `improved` "balance"), or as close with strictly fewer bytes
-(`improved` "bytes"), and passes the checks of `_violations` (the hard rules and the widened
-bands, recomputed from the replicas' final brokers and directories, independently of the
-model); how far each plan is from the bands is recomputed from the replicas too
-(`_Bands.miss`). Otherwise the heuristic's plan stays. Replicas that stay keep their list
+heuristic's (its furthest misses, at any bytes: `improved` "balance"), or as close with strictly
+fewer bytes (`improved` "bytes"), and passes the checks of `_violations` (the hard rules and the
+bands it was solved for, recomputed from the replicas' final brokers and directories,
+independently of the model); how far each plan is from the bands is recomputed from the
+replicas too (`_Bands.miss`). Otherwise the heuristic's plan stays. Replicas that stay keep their list
 position; arriving replicas take leaving replicas' positions.
 
 Determinism: one thread, HiGHS's random seed from --seed, and a node limit (MAX_NODES), which
-does not depend on the clock; a wall-clock cap (TIME_CAP_SECONDS) is a safety net on top. A
-solve stopped by the cap may give a different plan on a more loaded machine: the report says so.
+does not depend on the clock (per solve); a wall-clock cap (TIME_CAP_SECONDS, for both solves)
+is a safety net on top. A solve stopped by the cap may give a different plan on a more loaded
+machine: the report says so.
 
 Size: the whole cluster is refined only when the model has at most MAX_BINARIES binaries (a few
 seconds at most on a 2-core machine); above it, refinement is skipped and the report says so.
@@ -60,6 +68,7 @@ objective prices band misses too: its bound is not one on bytes, and solverBound
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -103,8 +112,9 @@ class Refinement:
     applied: bool = False  # the plan is the solver's
     stopped_by_clock: bool = False
     improved: str | None = None  # where applied: "balance" (closer to the bands, at any bytes) or "bytes" (as balanced, fewer bytes)
-    # Bytes outside the planner's own bands (a replica outside a count band weighs the mean
-    # replica) and how many bands each plan misses.
+    # How far each plan is outside the planner's own bands in bytes (_Bands.miss: its furthest
+    # count, byte and directory misses, and bytes over capacity thresholds) and how many bands
+    # (brokers' and directories') it misses.
     heuristic_miss: float | None = None
     refined_miss: float | None = None
     heuristic_missed: int | None = None
@@ -181,7 +191,7 @@ def refine(plan: Plan, progress: Any = None) -> Refinement:
         progress(f"Refining the plan with an exact solver: {n:,} binaries")
     heuristic_bytes = int(t.rep_size[plan.inter_moved | plan.intra_moved].sum())
     bands = _Bands.of(plan)
-    solved = _solve(plan, model, bands)
+    solved, kept = _solve(plan, model, bands)
     seconds = time.perf_counter() - started
     common = {"binaries": n, "seconds": seconds, "heuristic_bytes": heuristic_bytes, "stopped_by_clock": solved.by_clock}
     holds_no_load = ~plan.holders[t.rep_broker] & _free_mask(plan, free)[t.rep_part]
@@ -211,7 +221,7 @@ def refine(plan: Plan, progress: Any = None) -> Refinement:
     as_balanced = not more_balanced and refined_miss <= heuristic_miss + tolerance
     if not more_balanced and not (as_balanced and refined_bytes < heuristic_bytes):
         return Refinement("not-better", f"not better than the heuristic ({reach})", **common)
-    problems = _violations(plan, bands, new_broker, new_dir, _free_mask(plan, model.free))
+    problems = _violations(plan, kept, new_broker, new_dir, _free_mask(plan, model.free))
     if problems:
         return Refinement("rejected", f"the solver's plan failed a check ({problems[0]}); the heuristic's plan stays", **common)
     plan.new_broker, plan.new_dir = new_broker, new_dir
@@ -221,8 +231,8 @@ def refine(plan: Plan, progress: Any = None) -> Refinement:
         change = refined_bytes - heuristic_bytes
         cost = f"{_gib(change)} more" if change > 0 else f"{_gib(-change)} less"
         gain = (
-            f"closer to the bands than the heuristic's plan (outside them by {_gib(refined_miss)} in {refined_missed} band(s), "
-            f"not {_gib(heuristic_miss)} in {heuristic_missed}), moving {cost}"
+            f"closer to the bands than the heuristic's plan (furthest misses worth {_gib(refined_miss)}, {refined_missed} band(s) missed; "
+            f"not {_gib(heuristic_miss)}, {heuristic_missed}), moving {cost}"
         )
         return Refinement(status, f"{reach}; {gain}", applied=True, improved="balance", **common)
     return Refinement(status, f"{reach}; {_gib(heuristic_bytes - refined_bytes)} less than the heuristic's plan", applied=True, improved="bytes", **common)
@@ -300,7 +310,13 @@ class _Bands:
     own_bytes_high: np.ndarray
     own_dir_limit: np.ndarray
     own_dir_reach: np.ndarray
+    byte_target: np.ndarray
+    capacity: np.ndarray
+    # What one unit of each furthest miss weighs in bytes (`miss`): the mean replica, the mean
+    # broker's byte target (per share), the mean banded directory's capacity (per point).
     replica_bytes: float
+    target_bytes: float
+    capacity_bytes: float
 
     @staticmethod
     def of(plan: Plan) -> _Bands:
@@ -375,38 +391,96 @@ class _Bands:
         return _Bands(
             count_low, count_high, bytes_low, bytes_high, dir_limit, dir_reach, counted & has_band, band_brokers, part_limit, extra,
             np.minimum(need, kept), max_moves, max_bytes, widened,
-            own_count_low, own_count_high, own_bytes_low, own_bytes_high, limit, np.where(has_band, own_reach, np.nan),
-            max(float(size.mean()) if size.size else 1.0, 1.0),
+            own_count_low, own_count_high, own_bytes_low, own_bytes_high, limit, np.where(has_band, own_reach, np.nan), byte_target, capacity,
+            max(float(size.mean()) if size.size else 1.0, 1.0), _mean_or_one(byte_target[holders & (byte_target > 0)]), _mean_or_one(capacity[has_band]),
         )
 
     def miss(self, plan: Plan, new_broker: np.ndarray, new_dir: np.ndarray) -> tuple[float, int]:
         """How far a plan (its replicas' brokers and directories) is outside the planner's own
-        bands: (bytes, normalised: a replica outside a count band weighs the mean replica, a
-        directory's band or threshold counts its bytes outside it; the bands missed)."""
+        bands, as the report measures balance (the furthest broker or directory): (bytes: the
+        furthest count miss in mean replicas, the furthest byte miss as a share of the mean
+        broker's target, the furthest directory-band miss in points of the mean directory's
+        capacity, and each directory's bytes over its capacity threshold; the bands missed).
+        A byte or directory miss within rounding (a byte, or a billionth) is none."""
+        off = self._off(plan, new_broker, new_dir)
+        byte_off = np.where(off.byte_off > 1e-9 * np.maximum(off.load, 1) + 1, off.byte_off, 0)
+        share_off = np.divide(byte_off, self.byte_target, out=np.zeros(len(byte_off)), where=self.byte_target > 0)
+        over = np.where(off.over > 1e-9 * off.usage + 1, off.over, 0)
+        band_off = np.where(off.band_off > 1e-9 * self.capacity + 1, off.band_off, 0)
+        points_off = np.divide(band_off, self.capacity, out=np.zeros(len(band_off)), where=self.capacity > 0)
+        bytes_off = float(
+            off.count_off.max(initial=0) * self.replica_bytes + share_off.max(initial=0) * self.target_bytes
+            + points_off.max(initial=0) * self.capacity_bytes + over.sum()
+        )
+        missed = int(np.count_nonzero(off.count_off) + np.count_nonzero(byte_off) + np.count_nonzero(over) + np.count_nonzero(band_off))
+        return bytes_off, missed
+
+    def furthest(self, plan: Plan, new_broker: np.ndarray, new_dir: np.ndarray) -> tuple[float, float, float]:
+        """How far a plan's furthest broker (directory) is outside the planner's own count, byte
+        and directory bands, exactly: replicas, a share of the byte target, points of capacity."""
+        off = self._off(plan, new_broker, new_dir)
+        share_off = np.divide(off.byte_off, self.byte_target, out=np.zeros(len(off.byte_off)), where=self.byte_target > 0)
+        points_off = np.divide(off.band_off, self.capacity, out=np.zeros(len(off.band_off)), where=self.capacity > 0)
+        return float(off.count_off.max(initial=0)), float(share_off.max(initial=0)), float(points_off.max(initial=0))
+
+    def _off(self, plan: Plan, new_broker: np.ndarray, new_dir: np.ndarray) -> _Off:
         t = plan.tables
         assert plan.holders is not None
-        size = t.rep_size
         holders = plan.holders
         count = np.bincount(new_broker, minlength=t.broker_count).astype(np.float64)
-        load = np.bincount(new_broker, weights=size, minlength=t.broker_count)
+        load = np.bincount(new_broker, weights=t.rep_size, minlength=t.broker_count)
         count_off = np.where(holders, np.maximum(np.maximum(self.own_count_low - count, count - self.own_count_high), 0), 0)
-        tolerance = 1e-9 * np.maximum(np.abs(load), 1) + 1
         byte_off = np.where(holders, np.maximum(np.maximum(self.own_bytes_low - load, load - self.own_bytes_high), 0), 0)
-        byte_off = np.where(byte_off > tolerance, byte_off, 0)
-        placed = new_dir >= 0
-        usage = np.bincount(new_dir[placed], weights=size[placed], minlength=len(t.dir_ids))
+        usage = self._usage(plan, new_dir)
         over = np.where(np.isfinite(self.own_dir_limit), np.maximum(usage - self.own_dir_limit, 0), 0)
-        over = np.where(over > 1e-9 * usage + 1, over, 0)
-        capacity = t.dir_capacity.astype(np.float64)
-        counted = self.counted
+        capacity, counted = self.capacity, self.counted
         used = np.bincount(t.dir_broker[counted], weights=usage[counted], minlength=t.broker_count)
         total = np.bincount(t.dir_broker[counted], weights=capacity[counted], minlength=t.broker_count)
         mean = np.divide(used, total, out=np.zeros(t.broker_count), where=total > 0)[t.dir_broker]
         band_off = np.where(counted, np.maximum(np.abs(usage - mean * capacity) - np.nan_to_num(self.own_dir_reach), 0), 0)
-        band_off = np.where(band_off > 1e-9 * capacity + 1, band_off, 0)
-        bytes_off = float(count_off.sum() * self.replica_bytes + byte_off.sum() + over.sum() + band_off.sum())
-        missed = int(np.count_nonzero(count_off) + np.count_nonzero(byte_off) + np.count_nonzero(over) + np.count_nonzero(band_off))
-        return bytes_off, missed
+        return _Off(count_off, byte_off, load, over, usage, band_off)
+
+    def uniform(self, plan: Plan, new_broker: np.ndarray, new_dir: np.ndarray) -> _Bands:
+        """These bands widened for every broker (directory) alike to where a plan's furthest
+        misses are (`furthest`), each directory's capacity threshold to its usage where the plan
+        puts more in it, as bench_optimum compares plans; with no slack left to price."""
+        assert plan.holders is not None
+        count_reach, byte_reach, points_reach = self.furthest(plan, new_broker, new_dir)
+        holders = plan.holders
+        count_low = np.where(holders, self.own_count_low - count_reach, self.own_count_low)
+        count_high = np.where(holders, self.own_count_high + count_reach, self.own_count_high)
+        target = self.byte_target
+        bytes_low = np.where(holders, target * (1 - BYTE_TOLERANCE - byte_reach), -np.inf)
+        bytes_high = np.where(holders, target * (1 + BYTE_TOLERANCE + byte_reach), np.inf)
+        dir_reach = self.own_dir_reach + points_reach * self.capacity
+        dir_limit = np.maximum(self.own_dir_limit, self._usage(plan, new_dir))
+        return dataclasses.replace(
+            self, count_low=count_low, count_high=count_high, bytes_low=bytes_low, bytes_high=bytes_high, dir_limit=dir_limit, dir_reach=dir_reach,
+            own_count_low=count_low, own_count_high=count_high, own_bytes_low=bytes_low, own_bytes_high=bytes_high, own_dir_limit=dir_limit,
+            own_dir_reach=dir_reach,
+        )
+
+    @staticmethod
+    def _usage(plan: Plan, new_dir: np.ndarray) -> np.ndarray:
+        placed = new_dir >= 0
+        return np.bincount(new_dir[placed], weights=plan.tables.rep_size[placed], minlength=len(plan.tables.dir_ids))
+
+
+@dataclass
+class _Off:
+    """How far a plan is outside the planner's own bands, per broker (replicas, bytes) and per
+    directory (bytes over its threshold, bytes outside its band), with its loads and usages."""
+
+    count_off: np.ndarray
+    byte_off: np.ndarray
+    load: np.ndarray
+    over: np.ndarray
+    usage: np.ndarray
+    band_off: np.ndarray
+
+
+def _mean_or_one(values: np.ndarray) -> float:
+    return max(float(values.mean()) if values.size else 1.0, 1.0)
 
 
 class ConstraintRows:
@@ -462,11 +536,35 @@ class _Solved:
     moved: float | None  # bytes (the solver's objective; with `priced_misses`, bytes + the misses' price)
     bound: float | None  # bytes (the same objective's bound)
     by_clock: bool = False
-    priced_misses: bool = False  # the objective has band misses in it (some band was widened)
+    priced_misses: bool = False  # the bound is not one on bytes within the planner's bands (misses priced, or bands widened)
+    widened_alike: bool = False  # the plan is the second solve's (bands widened alike to the first's furthest misses)
 
 
-def _solve(plan: Plan, model: _Model, bands: _Bands) -> _Solved:
-    """Build the MILP of the module's docstring and solve it with HiGHS."""
+def _solve(plan: Plan, model: _Model, bands: _Bands) -> tuple[_Solved, _Bands]:
+    """The MILP of the module's docstring, solved with HiGHS; then, where the heuristic's plan
+    missed a band and the first solve's plan is not proven the best or still misses one, the
+    least bytes within the bands widened alike to that plan's furthest misses, started from it.
+    The solve whose plan is taken, and the bands that plan keeps."""
+    started = time.perf_counter()
+    first = _solve_model(plan, model, bands, None, TIME_CAP_SECONDS)
+    if first.placement is None or not bands.widened:
+        return first, bands
+    new_broker, new_dir = _replicas_of(plan, model, first.placement)
+    if first.status == "optimal" and bands.miss(plan, new_broker, new_dir)[1] == 0:
+        return first, bands
+    left = TIME_CAP_SECONDS - (time.perf_counter() - started)
+    if left <= 0:  # the cap, not the node limit, decided that the second solve does not run
+        return dataclasses.replace(first, by_clock=True), bands
+    within = bands.uniform(plan, new_broker, new_dir)
+    second = _solve_model(plan, model, within, first.placement, left)
+    if second.placement is None:
+        return first, bands
+    return dataclasses.replace(second, by_clock=first.by_clock or second.by_clock, priced_misses=True, widened_alike=True), within
+
+
+def _solve_model(plan: Plan, model: _Model, bands: _Bands, start_from: np.ndarray | None, time_limit: float) -> _Solved:
+    """Build the MILP of the module's docstring for these bands and solve it with HiGHS, started
+    from `start_from` (a placement per variable) or the heuristic's plan."""
     import highspy
 
     t = plan.tables
@@ -605,6 +703,8 @@ def _solve(plan: Plan, model: _Model, bands: _Bands) -> _Solved:
         start = np.concatenate([model.start, *slack_start])
     else:
         upper, start = np.ones(n), model.start
+    if start_from is not None:
+        start = np.concatenate([start_from, start[n:]])
     lp.col_cost_, lp.col_lower_, lp.col_upper_ = cost, np.zeros(columns), upper
     # A hair of room on every row, so that the heuristic's own plan (on a widened band's edge) is
     # never cut off by rounding; `_violations` checks the result exactly.
@@ -621,7 +721,7 @@ def _solve(plan: Plan, model: _Model, bands: _Bands) -> _Solved:
     gaps = {"mip_rel_gap": 0.0, "mip_abs_gap": GAP * max(heuristic_moved, 1e-6)} if slacks else {"mip_rel_gap": GAP}
     options = {
         "output_flag": False, "threads": 1, "parallel": "off", "random_seed": int(plan.request.seed) % 2_147_483_647,
-        "mip_max_nodes": MAX_NODES, "time_limit": TIME_CAP_SECONDS, **gaps, **SOLVER_OPTIONS,
+        "mip_max_nodes": MAX_NODES, "time_limit": time_limit, **gaps, **SOLVER_OPTIONS,
     }
     for option, value in options.items():
         solver.setOptionValue(option, value)
@@ -760,6 +860,8 @@ def _violations(plan: Plan, bands: _Bands, new_broker: np.ndarray, new_dir: np.n
 
 def _reach(solved: _Solved, bands: _Bands) -> str:
     within = "" if not bands.widened else ", bands widened to the heuristic's where it misses them"
+    if solved.widened_alike:
+        within += ", then the least bytes within them widened alike to its furthest misses"
     if solved.status == "optimal":
         return f"optimal{within}"
     if solved.bound and solved.moved:

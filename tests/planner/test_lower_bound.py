@@ -16,12 +16,17 @@ from kjbod.planner.tables import ClusterTables, build_tables
 from tests.planner.clusters import GB, skewed_cluster
 
 
-def least_moved(t: ClusterTables, targets: np.ndarray, byte_target: np.ndarray, request: PlanRequest) -> float | None:
+def least_moved(
+    t: ClusterTables, targets: np.ndarray, byte_target: np.ndarray, request: PlanRequest,
+    count_reach: float = 0.0, byte_reach: float = 0.0, points_reach: float = 0.0,
+) -> float | None:
     """The least bytes any plan moves that keeps every partition's replication factor on as many
     brokers (one rack: no rack rule), keeps one of each partition's brokers (min.insync.replicas
     1 while it moves), and meets the bands: replica counts within the count tolerance of their
     targets, bytes within BYTE_TOLERANCE, directories under the capacity threshold and within
-    the disk band of their broker's mean usage. None when no plan meets them."""
+    the disk band of their broker's mean usage; each band widened for every broker (directory)
+    alike by its reach (replicas; a share of the byte target; points of capacity). None when no
+    plan meets them."""
     n_dirs, n_brokers = len(t.dir_ids), t.broker_count
     capacity = t.dir_capacity.astype(np.float64)
     # Per partition, every way to place it: (bytes per directory, replicas per broker, bytes moved).
@@ -55,10 +60,10 @@ def least_moved(t: ClusterTables, targets: np.ndarray, byte_target: np.ndarray, 
     mean = load / broker_capacity
     rounding = 1e-9  # a plan exactly at a band's edge meets it
     ok = (
-        (np.abs(count - targets) <= slack).all(axis=1)
-        & (np.abs(load - byte_target) <= byte_target * BYTE_TOLERANCE * (1 + rounding)).all(axis=1)
+        (np.abs(count - targets) <= slack + count_reach).all(axis=1)
+        & (np.abs(load - byte_target) <= byte_target * (BYTE_TOLERANCE + byte_reach) * (1 + rounding)).all(axis=1)
         & (usage <= np.floor(capacity * request.capacity_threshold)).all(axis=1)
-        & (np.abs(usage / capacity - mean[:, t.dir_broker]) <= request.disk_band + rounding).all(axis=1)
+        & (np.abs(usage / capacity - mean[:, t.dir_broker]) <= request.disk_band + points_reach + rounding).all(axis=1)
     )
     return float(moved[ok].min()) if ok.any() else None
 

@@ -134,6 +134,68 @@ def test_refinement_meets_a_band_the_heuristic_misses() -> None:
     assert figures_json(refined)["improved"] == "balance"
 
 
+def furthest_misses(t: ClusterTables, result: Plan, request: PlanRequest) -> tuple[float, float, float]:
+    """How far a plan's furthest broker (directory) is outside its count, byte and directory
+    bands: replicas, a share of the byte target, points of capacity."""
+    assert result.count_low is not None and result.count_high is not None and result.byte_target is not None
+    count = np.bincount(result.new_broker, minlength=t.broker_count)
+    load = np.bincount(result.new_broker, weights=t.rep_size, minlength=t.broker_count)
+    usage = np.bincount(result.new_dir, weights=t.rep_size, minlength=len(t.dir_ids))
+    capacity = t.dir_capacity.astype(np.float64)
+    mean = np.bincount(t.dir_broker, weights=usage, minlength=t.broker_count) / np.bincount(t.dir_broker, weights=capacity, minlength=t.broker_count)
+    count_off = np.maximum(result.count_low - count, count - result.count_high).max()
+    share_off = (np.abs(load - result.byte_target) / result.byte_target - BYTE_TOLERANCE).max()
+    points_off = (np.abs(usage / capacity - mean[t.dir_broker]) - request.disk_band).max()
+    return max(float(count_off), 0.0), max(float(share_off), 0.0), max(float(points_off), 0.0)
+
+
+@pytest.mark.parametrize("sizes", [(27, 32, 3, 32, 20, 22), (21, 8, 34, 3, 11, 11), (6, 11, 30, 18, 17, 6)])
+def test_where_no_plan_meets_the_bands_the_refined_plan_is_the_cheapest_as_balanced(sizes: tuple[int, ...]) -> None:
+    # Six partitions of these sizes (GB) at RF 2 on brokers 1 and 2, broker 3 empty: no plan
+    # meets every band. The refined plan comes as close as any (its furthest miss), and no plan
+    # within the bands widened alike by its furthest misses moves less (every plan tried,
+    # test_lower_bound.least_moved), as bench_optimum compares plans that miss a band.
+    t = build_tables(skewed_cluster(brokers=3, racks=1, dirs=2, topics=1, partitions=6, rf=2, crowded=2, capacity=120 * GB, sizes=sizes))
+    request = PlanRequest(Goal.BALANCE)
+    refined = plan(t, request, LocalEngine())
+    heuristic = plan(t, PlanRequest(Goal.BALANCE, refine=Refine.OFF), LocalEngine())
+    assert refined.count_target is not None and refined.byte_target is not None
+    reaches = furthest_misses(t, refined, request)
+    assert reaches != (0.0, 0.0, 0.0)
+    assert least_moved(t, refined.count_target, refined.byte_target, request) is None
+    least = least_moved(t, refined.count_target, refined.byte_target, request, *reaches)
+    assert least is not None and least <= moved(t, refined) <= least * (1 + refine_module.GAP) + 1
+    # As balanced as the heuristic's plan at least, by each band's furthest miss.
+    assert all(r <= h + 1e-9 for r, h in zip(reaches, furthest_misses(t, heuristic, request)))
+    assert hard_rule_violations(t, refined) == []
+
+
+def test_a_second_solve_moves_the_least_within_the_first_ones_furthest_misses(monkeypatch: pytest.MonkeyPatch) -> None:
+    # With a node limit too small to prove the first solve, a second one asks for the least
+    # bytes within the bands widened alike to its plan's furthest misses, started from it.
+    solves: list[tuple[bool, str]] = []
+    solve_model = refine_module._solve_model
+
+    def watched(*args: object) -> refine_module._Solved:
+        solved = solve_model(*args)  # type: ignore[arg-type]
+        solves.append((args[3] is not None, solved.status))
+        return solved
+
+    monkeypatch.setattr(refine_module, "_solve_model", watched)
+    monkeypatch.setattr(refine_module, "MAX_NODES", 1)
+    image = skewed_cluster(brokers=5, racks=2, dirs=2, topics=2, partitions=10, crowded=3, capacity=150 * GB, seed=10)
+    t = build_tables(image)
+    request = PlanRequest(Goal.BALANCE, seed=10)
+    heuristic = plan(t, PlanRequest(Goal.BALANCE, seed=10, refine=Refine.OFF), LocalEngine())
+    refined = plan(t, request, LocalEngine())
+    assert solves == [(False, "limit"), (True, solves[1][1])]
+    refinement = refined.refinement
+    assert refinement is not None and refinement.applied
+    assert "then the least bytes within them widened alike to its furthest misses" in refinement.message
+    assert all(r <= h + 1e-9 for r, h in zip(furthest_misses(t, refined, request), furthest_misses(t, heuristic, request)))
+    assert hard_rule_violations(t, refined) == []
+
+
 def figures_json(result: Plan) -> dict[str, object]:
     refinement = report(result, 0.0, "local").to_json()["refinement"]
     assert isinstance(refinement, dict)
