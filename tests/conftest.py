@@ -19,6 +19,34 @@ settings.register_profile("kjbod", deadline=None, suppress_health_check=[HealthC
 settings.load_profile("kjbod")
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (pyproject's addopts), the tests that share a session's costly fixture
+    run in one worker, so that it starts once: the live Kafka clusters (marker kafka, added by
+    tests/kafka/conftest.py) and the local Spark session (marker spark, or the fixture). The
+    others spread over the workers one by one."""
+    for item in items:
+        if item.get_closest_marker("kafka") is not None:
+            item.add_marker(pytest.mark.xdist_group("kafka"))
+        elif item.get_closest_marker("spark") is not None or "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("spark"))
+
+
+# Lines the workers' tests leave for the terminal summary (tests/kafka/conftest.py's figures),
+# gathered as each worker ends.
+_WORKER_SUMMARY_LINES: list[str] = []
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:  # noqa: ANN001 - pytest-xdist's hook
+    _WORKER_SUMMARY_LINES.extend(getattr(node, "workeroutput", {}).get("summary_lines", []))
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001 - pytest's hook
+    for line in _WORKER_SUMMARY_LINES:
+        terminalreporter.write_line(line)
+
+
 @pytest.fixture(autouse=True)
 def _pinned_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NO_COLOR", "1")

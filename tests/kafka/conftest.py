@@ -76,12 +76,25 @@ def kafka_version(request: pytest.FixtureRequest) -> Iterator[str]:
 SUMMARY_LINES: list[str] = []
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001 - pytest's hook
-    """How long Kafka's tools took: the figure to watch for CI's time; then the tests' lines."""
+def _summary() -> list[str]:
+    """How long Kafka's tools took (the figure to watch for CI's time), then the tests' lines."""
+    lines = []
     if TOOL_RUNS:
         seconds = sum(run.seconds for run in TOOL_RUNS)
-        terminalreporter.write_line(f"Kafka tools: {len(TOOL_RUNS)} runs, {seconds:.0f}s")
-    for line in SUMMARY_LINES:
+        lines.append(f"Kafka tools: {len(TOOL_RUNS)} runs, {seconds:.0f}s")
+    return lines + SUMMARY_LINES
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In a pytest-xdist worker, the lines go to the controlling process with the worker's
+    output (tests/conftest.py prints them there)."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["summary_lines"] = _summary()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001 - pytest's hook
+    for line in _summary():
         terminalreporter.write_line(line)
 
 
