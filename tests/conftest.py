@@ -19,17 +19,28 @@ settings.register_profile("kjbod", deadline=None, suppress_health_check=[HealthC
 settings.load_profile("kjbod")
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (pyproject's addopts), the tests that share a session's costly fixture
-    run in one worker, so that it starts once: the live Kafka clusters (marker kafka, added by
-    tests/kafka/conftest.py) and the local Spark session (marker spark, or the fixture). The
-    others spread over the workers one by one."""
-    for item in items:
-        if item.get_closest_marker("kafka") is not None:
-            item.add_marker(pytest.mark.xdist_group("kafka"))
-        elif item.get_closest_marker("spark") is not None or "spark" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("spark"))
+# Under pytest-xdist (pyproject's addopts), the tests that share a costly session fixture run in
+# one worker, so that it starts once: the live Kafka clusters (every test in tests/kafka/) and the
+# local Spark session (the modules that use it); the others spread over the workers one by one,
+# the largest groups first. A scheduler of its own rather than xdist_group marks and --dist
+# loadgroup: with pytest 9.2 loadgroup silently stops grouping (pytest-xdist issue #1386).
+SHARED_FIXTURE_GROUPS = {
+    "tests/kafka/": "kafka",
+    "tests/planner/test_engines.py::": "spark",
+    "tests/planner/test_standalone_cluster.py::": "spark",
+    "tests/planner/test_engine_choice.py::": "spark",
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedFixtureScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return next((group for prefix, group in SHARED_FIXTURE_GROUPS.items() if nodeid.startswith(prefix)), nodeid)
+
+    return SharedFixtureScheduling(config, log)
 
 
 # Lines the workers' tests leave for the terminal summary (tests/kafka/conftest.py's figures),
