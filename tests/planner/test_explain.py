@@ -61,6 +61,23 @@ def test_rack() -> None:
     ]
 
 
+def test_a_refined_move_within_its_rack_serves_the_count_band_not_the_rack_rule() -> None:
+    """Partition 2 has both replicas in rack r0, and r1's only broker (3) is fenced: no move can
+    mend the rack rule. The exact refinement moves its replica from broker 1 (2 replicas, target
+    1) to broker 2 (none), within r0: for the count band, not the rack rule (2 in r0 before and
+    after)."""
+    t = tables(
+        {1: ("r0", [20, 20]), 2: ("r0", [20, 20]), 3: ("r1", [20, 20]), 4: ("r0", [20, 20])},
+        [(0, [(3, 0)]), (1, [(1, 0), (3, 0)]), (0, [(4, 0), (1, 0)])],
+        fenced=[3],
+    )
+    moves = [json.loads(line) for line in explained(t, PlanRequest(Goal.BALANCE, capacity_threshold=0.5)) if '"from"' in line]
+    across = [move for move in moves if move["from"]["broker"] != move["to"]["broker"]]
+    assert [(move["partition"], move["from"]["broker"], move["to"]["broker"]) for move in across] == [(2, 1, 2)]
+    assert across[0]["goal"] == {"kind": "replica-count", "broker": 1, "measure": "replicas", "before": 2, "after": 1, "target": 1, "band": [1, 1]}
+    assert across[0]["broker"]["why"] == "exact-refinement"
+
+
 def test_bytes() -> None:
     """Counts are even but bytes are not: broker 1 gives its 40 GB replica to broker 2 (under its byte target), which gives a 1 GB one back to even the counts, and broker 3 gives its 50 GB replica to broker 4 for a 1 GB one (the repair pass's exchange); 40-50 GB replicas are wider than the 5% band, so every broker stays 5 GB from its target."""
     t = tables({1: (None, [1000]), 2: (None, [1000]), 3: (None, [1000]), 4: (None, [1000])}, [(50, [(1, 0), (3, 0)]), (40, [(1, 0), (3, 0)]), (1, [(2, 0), (4, 0)]), (1, [(2, 0), (4, 0)])])
