@@ -351,8 +351,7 @@ class _Bands:
         own_bytes_high = np.where(holders, byte_target + byte_slack, np.inf)
         # Directories.
         capacity = t.dir_capacity.astype(np.float64)
-        placed = plan.new_dir >= 0
-        usage = np.bincount(plan.new_dir[placed], weights=size[placed], minlength=len(t.dir_ids))
+        usage = _Bands._usage(plan, plan.new_dir)
         limit = np.where(capacity > 0, np.floor(capacity * request.capacity_threshold), np.inf)
         widened |= bool((usage > limit).any())
         dir_limit = np.maximum(limit, usage)
@@ -433,12 +432,13 @@ class _Bands:
         byte_off = np.where(holders, np.maximum(np.maximum(self.own_bytes_low - load, load - self.own_bytes_high), 0), 0)
         usage = self._usage(plan, new_dir)
         over = np.where(np.isfinite(self.own_dir_limit), np.maximum(usage - self.own_dir_limit, 0), 0)
-        capacity, counted = self.capacity, self.counted
-        used = np.bincount(t.dir_broker[counted], weights=usage[counted], minlength=t.broker_count)
-        total = np.bincount(t.dir_broker[counted], weights=capacity[counted], minlength=t.broker_count)
-        mean = np.divide(used, total, out=np.zeros(t.broker_count), where=total > 0)[t.dir_broker]
-        band_off = np.where(counted, np.maximum(np.abs(usage - mean * capacity) - np.nan_to_num(self.own_dir_reach), 0), 0)
+        band_off = np.where(self.counted, np.maximum(np.abs(usage - self.mean_usage(t, usage) * self.capacity) - np.nan_to_num(self.own_dir_reach), 0), 0)
         return _Off(count_off, byte_off, load, over, usage, band_off)
+
+    def mean_usage(self, t: ClusterTables, usage: np.ndarray) -> np.ndarray:
+        """Per directory, its broker's mean usage (a share of capacity) over the directories the
+        band counts, as core.directory_band has it (0 where there is none)."""
+        return np.nan_to_num(directory_band(t.dir_broker, t.dir_capacity, self.counted, usage, 0.0, 1.0, t.broker_count).mean)
 
     def uniform(self, plan: Plan, new_broker: np.ndarray, new_dir: np.ndarray) -> _Bands:
         """These bands widened for every broker (directory) alike to where a plan's furthest
@@ -841,16 +841,12 @@ def _violations(plan: Plan, bands: _Bands, new_broker: np.ndarray, new_dir: np.n
     slack = 1e-9 * np.maximum(np.abs(load), 1) + 1
     if ((load < bands.bytes_low - slack) | (load > bands.bytes_high + slack)).any():
         problems.append("a broker's byte band")
-    usage = np.bincount(new_dir[placed], weights=size[placed], minlength=len(t.dir_ids))
+    usage = _Bands._usage(plan, new_dir)
     if (usage > bands.dir_limit + 1e-9 * usage + 1).any():
         problems.append("the capacity threshold")
-    capacity = t.dir_capacity.astype(np.float64)
-    counted = bands.counted
-    used = np.bincount(t.dir_broker[counted], weights=usage[counted], minlength=t.broker_count)
-    total = np.bincount(t.dir_broker[counted], weights=capacity[counted], minlength=t.broker_count)
-    mean = np.divide(used, total, out=np.zeros(t.broker_count), where=total > 0)[t.dir_broker]
-    off = np.abs(usage - mean * capacity)
-    if (counted & (off > bands.dir_reach + 1e-9 * capacity + 1)).any():
+    capacity = bands.capacity
+    off = np.abs(usage - bands.mean_usage(t, usage) * capacity)
+    if (bands.counted & (off > bands.dir_reach + 1e-9 * capacity + 1)).any():
         problems.append("a directory's band")
     moved = inter | intra
     if moved.sum() > bands.max_moves or size[moved].sum() > bands.max_bytes:
