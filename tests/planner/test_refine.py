@@ -196,6 +196,46 @@ def test_a_second_solve_moves_the_least_within_the_first_ones_furthest_misses(mo
     assert hard_rule_violations(t, refined) == []
 
 
+def watch_solves(monkeypatch: pytest.MonkeyPatch) -> list[refine_module._Solved]:
+    solves: list[refine_module._Solved] = []
+    solve_model = refine_module._solve_model
+
+    def watched(*args: object) -> refine_module._Solved:
+        solved = solve_model(*args)  # type: ignore[arg-type]
+        solves.append(solved)
+        return solved
+
+    monkeypatch.setattr(refine_module, "_solve_model", watched)
+    return solves
+
+
+@pytest.mark.parametrize("proven_within", [1.0, 1e9])
+def test_a_solve_of_bytes_alone_not_proven_within_the_target_at_its_node_limit_goes_on(monkeypatch: pytest.MonkeyPatch, proven_within: float) -> None:
+    # The heuristic meets every band here, so the model asks for bytes alone. At one node its plan
+    # is not proven optimal: within PROVEN_WITHIN of the solver's bound it stops there; further
+    # (nothing is within 0% before the proof), a deeper solve starts from it.
+    solves = watch_solves(monkeypatch)
+    monkeypatch.setattr(refine_module, "MAX_NODES", 1)
+    monkeypatch.setattr(refine_module, "DEEP_NODES", 4)
+    monkeypatch.setattr(refine_module, "PROVEN_WITHIN", proven_within)
+    t = build_tables(skewed_cluster(brokers=5, racks=2, dirs=2, topics=2, partitions=10, crowded=3, capacity=150 * GB, seed=1))
+    refined = plan(t, PlanRequest(Goal.BALANCE, seed=1), LocalEngine())
+    refinement = refined.refinement
+    assert refinement is not None and not refinement.message.startswith("skipped")
+    first = solves[0]
+    assert (first.status, first.node_limit, first.priced_misses) == ("limit", 1, False)
+    assert first.moved is not None and first.bound is not None and first.bound < first.moved
+    if proven_within > 1:
+        assert len(solves) == 1
+        assert "stopped at its limit (1 nodes)" in refinement.message
+        return
+    assert len(solves) == 2
+    deeper = solves[1]
+    assert deeper.node_limit == 4 and deeper.moved is not None and deeper.moved <= first.moved
+    assert "stopped at its limit (4 nodes: at 1 its plan was more than 0% above the solver's bound)" in refinement.message
+    assert hard_rule_violations(t, refined) == []
+
+
 def figures_json(result: Plan) -> dict[str, object]:
     refinement = report(result, 0.0, "local").to_json()["refinement"]
     assert isinstance(refinement, dict)
