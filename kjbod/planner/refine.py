@@ -86,8 +86,8 @@ from kjbod.planner.request import Goal, Refine
 from kjbod.planner.tables import NO_RACK, ClusterTables
 
 # The most binaries (partition x candidate directory) refined as one model. On the project's
-# 2-core machine (shared, load 2-3) bench_optimum's models (up to about 6,000) take 5 s at the
-# median and up to about 20 s to solve or stop at MAX_NODES.
+# 2-core machine (shared) bench_optimum's models (up to about 6,000) take 8 s at the median and
+# up to about 26 s to solve or stop at their node limits.
 MAX_BINARIES = 12_000
 # Branch-and-bound nodes HiGHS may explore: the limit that stops a hard case, the same on every
 # machine (a clock would not be).
@@ -100,8 +100,9 @@ MAX_NODES = 200
 # (HiGHS's sub-MIP, past node 1,500), in about 15 s more. The others stop at 200 nodes as before.
 DEEP_NODES = 2_000
 PROVEN_WITHIN = 1.10
-# A safety net only, three times the longest solve seen on bench_optimum's cases: a solve this
-# long is stopped whatever its node count (and the report says its plan may differ run to run).
+# A safety net only, more than twice the longest refinement seen on bench_optimum's cases: a
+# solve this long is stopped whatever its node count (and the report says its plan may differ
+# run to run).
 TIME_CAP_SECONDS = 60.0
 # The relative gap at which the solver calls its plan optimal.
 GAP = 1e-3
@@ -602,46 +603,61 @@ def _deeper(plan: Plan, model: _Model, bands: _Bands, solved: _Solved, left: Cal
 def _solve_model(plan: Plan, model: _Model, bands: _Bands, start_from: np.ndarray | None, time_limit: float, max_nodes: int) -> _Solved:
     """Build the MILP of the module's docstring for these bands and solve it with HiGHS, started
     from `start_from` (a placement per variable) or the heuristic's plan."""
-    import highspy
+    return _run_highs(plan, _Milp(plan, model, bands), start_from, time_limit, max_nodes)
 
-    t = plan.tables
-    free, var_f, var_d = model.free, model.var_f, model.var_d
-    n = len(var_f)
-    B, D = t.broker_count, len(t.dir_ids)
-    part_size = t.part_size.astype(np.float64)
-    size_f = part_size[free]
-    unit = max(float(size_f.mean()) if size_f.size else 1.0, 1.0)  # well-scaled coefficients
-    size_v = size_f[var_f] / unit
-    var_b = t.dir_broker[var_d]
-    rf_f = np.diff(t.part_offsets)[free]
-    every = np.arange(n)
-    ones = np.ones(n)
-    # What the partitions the model does not decide leave on each broker and directory.
-    fixed_rows = ~_free_mask(plan, free)[t.rep_part]
-    fixed_count = np.bincount(plan.new_broker[fixed_rows], minlength=B)
-    fixed_load = np.bincount(plan.new_broker[fixed_rows], weights=t.rep_size[fixed_rows], minlength=B) / unit
-    placed = fixed_rows & (plan.new_dir >= 0)
-    fixed_usage = np.bincount(plan.new_dir[placed], weights=t.rep_size[placed], minlength=D) / unit
-    fixed_moved_rows = fixed_rows & (plan.inter_moved | plan.intra_moved)
 
-    model_rows = ConstraintRows(n)
-    add = model_rows.add
-    # Where a band is widened to the heuristic's plan, the row holds the planner's own band with a
-    # slack column on each widened side (0 up to the heuristic's own miss: the widened band stays
-    # a hard limit and the heuristic's plan stays a start), paid for in the objective far above
-    # any bytes moved: the solver first comes as close to the bands as it can, then moves the
-    # least bytes (lexicographic: a mean partition's bytes outside a band outweigh every byte
-    # the model could move).
-    offset = float((size_f * rf_f).sum()) / unit
-    miss_price = offset + 1.0
-    slack_cost: list[np.ndarray] = []
-    slack_upper: list[np.ndarray] = []
-    slack_start: list[np.ndarray] = []
+class _Milp:
+    """The MILP of the module's docstring for one set of bands: its rows (in blocks, one method
+    each, in a fixed order: HiGHS's search depends on it), the slack columns of widened bands, and
+    the objective, in units of the free partitions' mean size (well-scaled coefficients)."""
 
-    def add_band(row: np.ndarray, col: np.ndarray, val: np.ndarray, number: int, lo: Any, hi: Any, own_lo: Any, own_hi: Any, weight: float) -> None:
+    def __init__(self, plan: Plan, model: _Model, bands: _Bands) -> None:
+        t = plan.tables
+        self.plan, self.model, self.bands, self.t = plan, model, bands, t
+        free, var_f, var_d = model.free, model.var_f, model.var_d
+        self.n = n = len(var_f)
+        self.B, self.D = t.broker_count, len(t.dir_ids)
+        self.size_f = size_f = t.part_size.astype(np.float64)[free]
+        self.unit = unit = max(float(size_f.mean()) if size_f.size else 1.0, 1.0)
+        self.size_v = size_f[var_f] / unit
+        self.var_b = t.dir_broker[var_d]
+        self.rf_f = np.diff(t.part_offsets)[free]
+        self.every = np.arange(n)
+        self.ones = np.ones(n)
+        # What the partitions the model does not decide leave on each broker and directory.
+        fixed_rows = ~_free_mask(plan, free)[t.rep_part]
+        self.fixed_count = np.bincount(plan.new_broker[fixed_rows], minlength=self.B)
+        self.fixed_load = np.bincount(plan.new_broker[fixed_rows], weights=t.rep_size[fixed_rows], minlength=self.B) / unit
+        placed = fixed_rows & (plan.new_dir >= 0)
+        self.fixed_usage = np.bincount(plan.new_dir[placed], weights=t.rep_size[placed], minlength=self.D) / unit
+        self.fixed_moved_rows = fixed_rows & (plan.inter_moved | plan.intra_moved)
+        self.rows = ConstraintRows(n)
+        # Where a band is widened to the heuristic's plan, the row holds the planner's own band
+        # with a slack column on each widened side (0 up to the heuristic's own miss: the widened
+        # band stays a hard limit and the heuristic's plan stays a start), paid for in the
+        # objective far above any bytes moved: the solver first comes as close to the bands as it
+        # can, then moves the least bytes (lexicographic: a mean partition's bytes outside a band
+        # outweigh every byte the model could move).
+        self.offset = float((size_f * self.rf_f).sum()) / unit
+        self.miss_price = self.offset + 1.0
+        self.slack_cost: list[np.ndarray] = []
+        self.slack_upper: list[np.ndarray] = []
+        self.slack_start: list[np.ndarray] = []
+        self._placement()
+        self._rack_rule()
+        self._in_sync()
+        self._broker_bands()
+        self._directory_bands()
+        self._budgets()
+
+    @property
+    def slacks(self) -> int:
+        return self.rows.columns - self.n
+
+    def _band(self, row: np.ndarray, col: np.ndarray, val: np.ndarray, number: int, lo: Any, hi: Any, own_lo: Any, own_hi: Any, weight: float) -> None:
         """Rows within [lo, hi] (the widened band) that pay `weight` per unit outside [own_lo, own_hi]."""
         lo, hi, own_lo, own_hi = (np.broadcast_to(np.asarray(v, dtype=np.float64), (number,)).copy() for v in (lo, hi, own_lo, own_hi))
-        at_start = np.bincount(row, weights=val * model.start[col], minlength=number)
+        at_start = np.bincount(row, weights=val * self.model.start[col], minlength=number)
         rows, cols, vals = [row], [col], [val]
         with np.errstate(invalid="ignore"):  # inf - inf where a side has no band: not widened
             below = np.flatnonzero(np.isfinite(lo) & (own_lo - lo > 1e-9 * np.maximum(np.abs(own_lo), 1)))
@@ -649,112 +665,148 @@ def _solve_model(plan: Plan, model: _Model, bands: _Bands, start_from: np.ndarra
         for side, sign in ((below, 1.0), (above, -1.0)):
             if not side.size:
                 continue
-            columns = model_rows.new_columns(side.size)
+            columns = self.rows.new_columns(side.size)
             rows.append(side)
             cols.append(columns)
             vals.append(np.full(side.size, sign))
             room = own_lo[side] - lo[side] if sign > 0 else hi[side] - own_hi[side]
             used = own_lo[side] - at_start[side] if sign > 0 else at_start[side] - own_hi[side]
-            slack_cost.append(np.full(side.size, miss_price * weight))
-            slack_upper.append(room)
-            slack_start.append(np.clip(used, 0, room))
+            self.slack_cost.append(np.full(side.size, self.miss_price * weight))
+            self.slack_upper.append(room)
+            self.slack_start.append(np.clip(used, 0, room))
             if sign > 0:
                 lo[side] = own_lo[side]
             else:
                 hi[side] = own_hi[side]
-        add(np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), number, lo, hi)
+        self.rows.add(np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), number, lo, hi)
 
-    def grouped(key: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Rows for the groups of `key` that `keep` selects: (row per variable in them, the variables, the group keys)."""
-        keys, inverse = np.unique(key, return_inverse=True)
-        chosen = keep(keys, np.bincount(inverse, minlength=len(keys)))
-        row_of = np.cumsum(chosen) - 1
-        mask = chosen[inverse]
-        return row_of[inverse[mask]], np.flatnonzero(mask), keys[chosen]
+    def _placement(self) -> None:
+        """The replication factor; one replica per broker."""
+        var_f, ones = self.model.var_f, self.ones
+        self.rows.add(var_f, self.every, ones, self.model.free.size, self.rf_f, self.rf_f)
+        row, col, _ = _grouped(var_f.astype(np.int64) * self.B + self.var_b, lambda keys, sizes: sizes > 1)
+        self.rows.add(row, col, ones[col], int(row.max(initial=-1)) + 1, -np.inf, 1.0)
 
-    # Replication factor; one replica per broker.
-    add(var_f, every, ones, free.size, rf_f, rf_f)
-    row, col, _ = grouped(var_f.astype(np.int64) * B + var_b, lambda keys, sizes: sizes > 1)
-    add(row, col, ones[col], int(row.max(initial=-1)) + 1, -np.inf, 1.0)
-    # The rack rule (only where the candidates could break it).
-    rack_v = t.broker_rack[var_b]
-    K = len(t.racks) + 1
-    if plan.racks_available and len(t.racks):
-        key = var_f.astype(np.int64) * K + (rack_v + 1)
-        limit_of = lambda keys: np.array(  # noqa: E731
-            [bands.rack_extra.get((int(free[k // K]), int(k % K) - 1), int(bands.rack_limit[free[k // K]])) for k in keys.tolist()], dtype=np.int64
-        )
-        row, col, keys = grouped(key, lambda keys, sizes: (keys % K != 0) & (sizes > limit_of(keys)))
+    def _rack_rule(self) -> None:
+        """The rack rule, only where the candidates could break it."""
+        t, bands, free, var_f = self.t, self.bands, self.model.free, self.model.var_f
+        if not (self.plan.racks_available and len(t.racks)):
+            return
+        K = len(t.racks) + 1
+        key = var_f.astype(np.int64) * K + (t.broker_rack[self.var_b] + 1)
+
+        def limit_of(keys: np.ndarray) -> np.ndarray:
+            return np.array(
+                [bands.rack_extra.get((int(free[k // K]), int(k % K) - 1), int(bands.rack_limit[free[k // K]])) for k in keys.tolist()], dtype=np.int64
+            )
+
+        row, col, keys = _grouped(key, lambda keys, sizes: (keys % K != 0) & (sizes > limit_of(keys)))
         if keys.size:
-            add(row, col, ones[col], keys.size, -np.inf, limit_of(keys))
-    # min.insync.replicas while moving: enough in-sync replicas stay on their broker.
-    in_sync_broker = np.zeros((free.size, B), dtype=bool)
-    in_sync_rows = _rows_of(t, free)
-    in_sync_rows = in_sync_rows[t.rep_in_sync[in_sync_rows]]
-    local = np.searchsorted(free, t.rep_part[in_sync_rows])
-    in_sync_broker[local, t.rep_broker[in_sync_rows]] = True
-    need = bands.isr_need[free]
-    keep = in_sync_broker[var_f, var_b] & (need[var_f] > 0)
-    row, col, keys = grouped(var_f[keep].astype(np.int64), lambda keys, sizes: np.ones(len(keys), dtype=bool))
-    if keys.size:
-        add(row, every[keep][col], ones[keep][col], keys.size, need[keys], np.inf)
-    # Replica counts and bytes per broker.
-    add_band(var_b, every, ones, B, bands.count_low - fixed_count, bands.count_high - fixed_count,
-             bands.own_count_low - fixed_count, bands.own_count_high - fixed_count, bands.replica_bytes / unit)
-    add_band(var_b, every, size_v, B, bands.bytes_low / unit - fixed_load, bands.bytes_high / unit - fixed_load,
-             bands.own_bytes_low / unit - fixed_load, bands.own_bytes_high / unit - fixed_load, 1.0)
-    # Directories under their limit.
-    add_band(var_d, every, size_v, D, -np.inf, bands.dir_limit / unit - fixed_usage, -np.inf, bands.own_dir_limit / unit - fixed_usage, 1.0)
-    # Directories within the band: usage_d - cap_d / C_b * U_b within +-reach_d (U_b over the
-    # counted directories of b).
-    capacity = t.dir_capacity.astype(np.float64)
-    counted = bands.counted
-    broker_cap = np.bincount(t.dir_broker[counted], weights=capacity[counted], minlength=B)
-    fixed_u = np.bincount(t.dir_broker[counted], weights=fixed_usage[counted], minlength=B)
-    for d in np.flatnonzero(counted).tolist():
-        b = int(t.dir_broker[d])
-        on = np.flatnonzero((var_b == b) & counted[var_d])
-        share = capacity[d] / broker_cap[b]
-        coefficient = size_v[on] * ((var_d[on] == d) - share)
-        constant = fixed_usage[d] - share * fixed_u[b]
-        reach, own = bands.dir_reach[d] / unit, bands.own_dir_reach[d] / unit
-        add_band(np.zeros(len(on), dtype=np.int64), on, coefficient, 1, -reach - constant, reach - constant, -own - constant, own - constant, 1.0)
-    # --max-moves and --max-bytes: replicas (bytes) ending outside their directory.
-    stay = np.flatnonzero(model.current)
-    fixed_moves, fixed_bytes = int(fixed_moved_rows.sum()), float(t.rep_size[fixed_moved_rows].sum()) / unit
-    if np.isfinite(bands.max_moves):
-        add(np.zeros(len(stay), dtype=np.int64), stay, ones[stay], 1, float(rf_f.sum()) + fixed_moves - bands.max_moves, np.inf)
-    if np.isfinite(bands.max_bytes):
-        total = float((size_f * rf_f).sum()) / unit
-        add(np.zeros(len(stay), dtype=np.int64), stay, size_v[stay], 1, total + fixed_bytes - bands.max_bytes / unit, np.inf)
-    # Bytes moved: every replica's bytes (an offset) less those of each directory a partition stays in.
-    cost = np.where(model.current, -size_v, 0.0)
-    slacks = model_rows.columns - n
-    columns = model_rows.columns
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = columns, model_rows.count
-    lp.offset_ = offset
-    if slacks:
-        cost = np.concatenate([cost, *slack_cost])
-        upper = np.concatenate([np.ones(n), *slack_upper])
-        start = np.concatenate([model.start, *slack_start])
-    else:
-        upper, start = np.ones(n), model.start
-    if start_from is not None:
-        start = np.concatenate([start_from, start[n:]])
-    lp.col_cost_, lp.col_lower_, lp.col_upper_ = cost, np.zeros(columns), upper
-    # A hair of room on every row, so that the heuristic's own plan (on a widened band's edge) is
-    # never cut off by rounding; `_violations` checks the result exactly.
-    lo, hi = model_rows.lower, model_rows.upper
-    lp.row_lower_ = np.where(np.isfinite(lo), lo - 1e-9 * np.maximum(np.abs(lo), 1), lo)
-    lp.row_upper_ = np.where(np.isfinite(hi), hi + 1e-9 * np.maximum(np.abs(hi), 1), hi)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = model_rows.column_wise()
-    lp.integrality_ = [highspy.HighsVarType.kInteger] * n + [highspy.HighsVarType.kContinuous] * slacks
+            self.rows.add(row, col, self.ones[col], keys.size, -np.inf, limit_of(keys))
+
+    def _in_sync(self) -> None:
+        """min.insync.replicas while moving: enough in-sync replicas stay on their broker."""
+        t, free, var_f = self.t, self.model.free, self.model.var_f
+        in_sync_broker = np.zeros((free.size, self.B), dtype=bool)
+        in_sync_rows = _rows_of(t, free)
+        in_sync_rows = in_sync_rows[t.rep_in_sync[in_sync_rows]]
+        local = np.searchsorted(free, t.rep_part[in_sync_rows])
+        in_sync_broker[local, t.rep_broker[in_sync_rows]] = True
+        need = self.bands.isr_need[free]
+        keep = in_sync_broker[var_f, self.var_b] & (need[var_f] > 0)
+        row, col, keys = _grouped(var_f[keep].astype(np.int64), lambda keys, sizes: np.ones(len(keys), dtype=bool))
+        if keys.size:
+            self.rows.add(row, self.every[keep][col], self.ones[keep][col], keys.size, need[keys], np.inf)
+
+    def _broker_bands(self) -> None:
+        """Replica counts and bytes per broker."""
+        bands, unit, fixed_count, fixed_load = self.bands, self.unit, self.fixed_count, self.fixed_load
+        self._band(
+            self.var_b, self.every, self.ones, self.B, bands.count_low - fixed_count, bands.count_high - fixed_count,
+            bands.own_count_low - fixed_count, bands.own_count_high - fixed_count, bands.replica_bytes / unit,
+        )
+        self._band(
+            self.var_b, self.every, self.size_v, self.B, bands.bytes_low / unit - fixed_load, bands.bytes_high / unit - fixed_load,
+            bands.own_bytes_low / unit - fixed_load, bands.own_bytes_high / unit - fixed_load, 1.0,
+        )
+
+    def _directory_bands(self) -> None:
+        """Directories under their limit, and within the band: usage_d - cap_d / C_b * U_b within
+        +-reach_d (U_b over the counted directories of b)."""
+        t, bands, unit, var_d, var_b, size_v, fixed_usage = self.t, self.bands, self.unit, self.model.var_d, self.var_b, self.size_v, self.fixed_usage
+        self._band(var_d, self.every, size_v, self.D, -np.inf, bands.dir_limit / unit - fixed_usage, -np.inf, bands.own_dir_limit / unit - fixed_usage, 1.0)
+        capacity = t.dir_capacity.astype(np.float64)
+        counted = bands.counted
+        broker_cap = np.bincount(t.dir_broker[counted], weights=capacity[counted], minlength=self.B)
+        fixed_u = np.bincount(t.dir_broker[counted], weights=fixed_usage[counted], minlength=self.B)
+        for d in np.flatnonzero(counted).tolist():
+            b = int(t.dir_broker[d])
+            on = np.flatnonzero((var_b == b) & counted[var_d])
+            share = capacity[d] / broker_cap[b]
+            coefficient = size_v[on] * ((var_d[on] == d) - share)
+            constant = fixed_usage[d] - share * fixed_u[b]
+            reach, own = bands.dir_reach[d] / unit, bands.own_dir_reach[d] / unit
+            self._band(np.zeros(len(on), dtype=np.int64), on, coefficient, 1, -reach - constant, reach - constant, -own - constant, own - constant, 1.0)
+
+    def _budgets(self) -> None:
+        """--max-moves and --max-bytes: replicas (bytes) ending outside their directory."""
+        bands, unit = self.bands, self.unit
+        stay = np.flatnonzero(self.model.current)
+        fixed_moves, fixed_bytes = int(self.fixed_moved_rows.sum()), float(self.t.rep_size[self.fixed_moved_rows].sum()) / unit
+        if np.isfinite(bands.max_moves):
+            self.rows.add(np.zeros(len(stay), dtype=np.int64), stay, self.ones[stay], 1, float(self.rf_f.sum()) + fixed_moves - bands.max_moves, np.inf)
+        if np.isfinite(bands.max_bytes):
+            total = float((self.size_f * self.rf_f).sum()) / unit
+            self.rows.add(np.zeros(len(stay), dtype=np.int64), stay, self.size_v[stay], 1, total + fixed_bytes - bands.max_bytes / unit, np.inf)
+
+    def cost(self) -> np.ndarray:
+        """Bytes moved: every replica's bytes (the offset) less those of each directory a
+        partition stays in; then the slack columns' price."""
+        return np.concatenate([np.where(self.model.current, -self.size_v, 0.0), *self.slack_cost])
+
+    def start(self, start_from: np.ndarray | None) -> np.ndarray:
+        """The solver's start: `start_from` (or the heuristic's placement) and its slacks."""
+        return np.concatenate([self.model.start if start_from is None else start_from, *self.slack_start])
+
+    def lp(self) -> Any:
+        import highspy
+
+        n, columns = self.n, self.rows.columns
+        lp = highspy.HighsLp()
+        lp.num_col_, lp.num_row_ = columns, self.rows.count
+        lp.offset_ = self.offset
+        lp.col_cost_, lp.col_lower_, lp.col_upper_ = self.cost(), np.zeros(columns), np.concatenate([np.ones(n), *self.slack_upper])
+        # A hair of room on every row, so that the heuristic's own plan (on a widened band's
+        # edge) is never cut off by rounding; `_violations` checks the result exactly.
+        lo, hi = self.rows.lower, self.rows.upper
+        lp.row_lower_ = np.where(np.isfinite(lo), lo - 1e-9 * np.maximum(np.abs(lo), 1), lo)
+        lp.row_upper_ = np.where(np.isfinite(hi), hi + 1e-9 * np.maximum(np.abs(hi), 1), hi)
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = self.rows.column_wise()
+        lp.integrality_ = [highspy.HighsVarType.kInteger] * n + [highspy.HighsVarType.kContinuous] * self.slacks
+        return lp
+
+
+def _grouped(key: np.ndarray, keep: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows for the groups of `key` that `keep` (of the group keys and sizes) selects: (row per
+    variable in them, the variables, the group keys)."""
+    keys, inverse = np.unique(key, return_inverse=True)
+    chosen = keep(keys, np.bincount(inverse, minlength=len(keys)))
+    row_of = np.cumsum(chosen) - 1
+    mask = chosen[inverse]
+    return row_of[inverse[mask]], np.flatnonzero(mask), keys[chosen]
+
+
+def _run_highs(plan: Plan, milp: _Milp, start_from: np.ndarray | None, time_limit: float, max_nodes: int) -> _Solved:
+    """Solve `milp` with HiGHS from `start_from` (or the heuristic's plan): one thread, the seed
+    of --seed, at most `max_nodes` nodes and `time_limit` seconds."""
+    import highspy
+
+    n, unit, slacks = milp.n, milp.unit, milp.slacks
     solver = _quiet(highspy.Highs)
     # With band misses in the objective a relative gap would be one of the misses' price, far
     # more than the bytes: the gap is then GAP of the heuristic's bytes, absolute.
-    heuristic_moved = float(np.dot(cost[:n], model.start)) + offset
+    heuristic_moved = float(np.dot(milp.cost()[:n], milp.model.start)) + milp.offset
     gaps = {"mip_rel_gap": 0.0, "mip_abs_gap": GAP * max(heuristic_moved, 1e-6)} if slacks else {"mip_rel_gap": GAP}
     options = {
         "output_flag": False, "threads": 1, "parallel": "off", "random_seed": int(plan.request.seed) % 2_147_483_647,
@@ -762,8 +814,9 @@ def _solve_model(plan: Plan, model: _Model, bands: _Bands, start_from: np.ndarra
     }
     for option, value in options.items():
         solver.setOptionValue(option, value)
-    solver.passModel(lp)
-    solver.setSolution(columns, np.arange(columns, dtype=np.int32), start)
+    solver.passModel(milp.lp())
+    start = milp.start(start_from)
+    solver.setSolution(len(start), np.arange(len(start), dtype=np.int32), start)
     solver.run()
     status = solver.getModelStatus()
     info = solver.getInfo()
@@ -776,9 +829,8 @@ def _solve_model(plan: Plan, model: _Model, bands: _Bands, start_from: np.ndarra
         return _Solved("none", None, None, bound, by_clock)
     placement = np.rint(np.array(solver.getSolution().col_value)[:n])
     moved = max(float(info.objective_function_value), 0.0) * unit
-    return _Solved(
-        "optimal" if status == kinds.kOptimal else "limit", placement, moved, None if bound is None else min(bound, moved), by_clock, max_nodes, slacks > 0
-    )
+    status_name = "optimal" if status == kinds.kOptimal else "limit"
+    return _Solved(status_name, placement, moved, None if bound is None else min(bound, moved), by_clock, max_nodes, slacks > 0)
 
 
 def _quiet(make: Any) -> Any:
