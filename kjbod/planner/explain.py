@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import orjson
 
-from kjbod.planner.core import BYTE_TOLERANCE, Goal, Plan, directory_band, rack_limit, rack_violations
+from kjbod.planner.core import BYTE_TOLERANCE, DirectoryBand, Goal, Plan, directory_band, rack_limit, rack_violations
 from kjbod.planner.tables import BROKER_CHOOSES, NO_RACK
 
 if TYPE_CHECKING:
@@ -181,158 +181,275 @@ class Explanation:
 def explain(plan: Plan, before: Balance, after: Balance) -> Explanation:
     """The reasons of `plan`, from the cluster `before` and `after` it (report.balance_of)."""
     started = time.perf_counter()
-    t = plan.tables
-    request = plan.request
-    assert plan.holders is not None and plan.count_target is not None and plan.count_low is not None and plan.count_high is not None
-    assert plan.byte_target is not None and plan.forced is not None and plan.rack_fixes is not None and plan.draining_dirs is not None
-    inter_all, intra_all = plan.inter_moved, plan.intra_moved
-    rows = np.flatnonzero(inter_all | intra_all)
-    src, dst = t.rep_broker[rows].astype(np.int64), plan.new_broker[rows].astype(np.int64)
-    src_dir, dst_dir = t.rep_dir[rows].astype(np.int64), plan.new_dir[rows].astype(np.int64)
-    inter = inter_all[rows]
-    intra = ~inter
-    forced = plan.forced[rows]
-    src_dir_known = src_dir >= 0
-    sd = np.maximum(src_dir, 0)
-    dd = np.maximum(dst_dir, 0)
-    named = np.isin(t.broker_ids, np.array(request.brokers, dtype=np.int64))
-    holders = plan.holders
-    byte_target = plan.byte_target.astype(np.float64)
-    tolerance = BYTE_TOLERANCE
+    moves = _Moves(plan, before, after)
+    usage = _DirectoryUsage.of(plan, before, after)
+    goal, subject_kind = _goals_served(moves, usage)
+    subject_broker, subject_dir = _subject_places(moves, subject_kind)
+    measures = _Measures.of(moves, usage, goal, subject_broker, subject_dir)
+    refined = _refined_by_solver(moves)
+    columns = {
+        "goal": goal,
+        "measure": measures.measure,
+        "subject_broker": subject_broker,
+        "subject_dir": _subject_dir_column(moves, subject_kind, subject_dir),
+        "subject_rack": np.where(goal == _G["rack-rule"], moves.t.broker_rack[moves.src], NO_RACK),
+        "before": measures.before,
+        "after": measures.after,
+        "target": measures.target,
+        "low": measures.low,
+        "high": measures.high,
+        "broker_why": _broker_why(moves, refined),
+        "dir_why": _dir_why(moves, refined),
+        **_target_figures(moves, usage),
+    }
+    unreached = _unreached(plan, before, after, usage)
+    return Explanation(moves.rows, columns, unreached, time.perf_counter() - started, plan)
 
-    # Directory bands: the directory kernel's, around each broker's mean usage once the plan is
-    # done (the bytes on its online directories that stay, over their capacity), `disk_band` wide
-    # and never past the capacity threshold (kernels._rebalance).
-    capacity = t.dir_capacity.astype(np.float64)
-    counted = t.dir_online & ~plan.draining_dirs
-    threshold = request.capacity_threshold
-    band = directory_band(t.dir_broker, t.dir_capacity, counted, after.dir_bytes, request.disk_band, threshold, t.broker_count)
-    mean, dir_mean, dir_low, dir_high = band.broker_mean, band.mean, band.low, band.high
-    usage_before = np.divide(before.dir_bytes, capacity, out=np.full(len(capacity), np.nan), where=capacity > 0)
-    usage_after = np.divide(after.dir_bytes, capacity, out=np.full(len(capacity), np.nan), where=capacity > 0)
 
-    # The goal each move serves: the first condition that holds.
+class _Moves:
+    """The replicas `plan` moves, as columns in table order (partition, then position): where
+    each was and where it goes, with the cluster before and after the plan and the planner's
+    targets. Every other step of `explain` reads the moves from here."""
+
+    def __init__(self, plan: Plan, before: Balance, after: Balance) -> None:
+        assert plan.holders is not None and plan.count_target is not None and plan.count_low is not None and plan.count_high is not None
+        assert plan.byte_target is not None and plan.forced is not None and plan.rack_fixes is not None and plan.draining_dirs is not None
+        t = plan.tables
+        self.plan, self.t, self.request, self.before, self.after = plan, t, plan.request, before, after
+        # The planner's targets, narrowed once (the asserts above) for the steps that read them.
+        self.holders, self.byte_target = plan.holders, plan.byte_target.astype(np.float64)
+        self.count_target, self.count_low, self.count_high = plan.count_target, plan.count_low, plan.count_high
+        self.rack_fixes, self.draining_dirs = plan.rack_fixes, plan.draining_dirs
+        self.rows = rows = np.flatnonzero(plan.inter_moved | plan.intra_moved)
+        self.n = len(rows)
+        self.src, self.dst = t.rep_broker[rows].astype(np.int64), plan.new_broker[rows].astype(np.int64)
+        self.src_dir, self.dst_dir = t.rep_dir[rows].astype(np.int64), plan.new_dir[rows].astype(np.int64)
+        self.inter = plan.inter_moved[rows]
+        self.intra = ~self.inter
+        self.forced = plan.forced[rows]
+        self.src_dir_known = self.src_dir >= 0
+        # Directory indexes that are safe to index with (an unknown or broker-chosen directory
+        # reads directory 0; the steps mask those rows where it matters).
+        self.sd = np.maximum(self.src_dir, 0)
+        self.dd = np.maximum(self.dst_dir, 0)
+        # Per broker: named by the request (the brokers being added or removed).
+        self.named = np.isin(t.broker_ids, np.array(plan.request.brokers, dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class _DirectoryUsage:
+    """Per directory: its capacity, its usage (a share of capacity; NaN without one) before and
+    after the plan, and the directory kernel's band: around each broker's mean usage once the
+    plan is done (the bytes on its online directories that stay, over their capacity),
+    `disk_band` wide and never past the capacity threshold (kernels._rebalance)."""
+
+    capacity: np.ndarray
+    before: np.ndarray
+    after: np.ndarray
+    band: DirectoryBand
+
+    @classmethod
+    def of(cls, plan: Plan, before: Balance, after: Balance) -> _DirectoryUsage:
+        assert plan.draining_dirs is not None
+        t = plan.tables
+        request = plan.request
+        capacity = t.dir_capacity.astype(np.float64)
+        counted = t.dir_online & ~plan.draining_dirs
+        band = directory_band(t.dir_broker, t.dir_capacity, counted, after.dir_bytes, request.disk_band, request.capacity_threshold, t.broker_count)
+        return cls(capacity, _usage(before.dir_bytes, capacity), _usage(after.dir_bytes, capacity), band)
+
+
+def _usage(dir_bytes: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    return np.divide(dir_bytes, capacity, out=np.full(len(capacity), np.nan), where=capacity > 0)
+
+
+def _goals_served(m: _Moves, usage: _DirectoryUsage) -> tuple[np.ndarray, np.ndarray]:
+    """Per move: the goal it serves (a code of GOALS) and whose measure shows it (a subject kind
+    of `_goal_conditions`), from the first of `_goal_conditions` that holds."""
+    conditions = _goal_conditions(m, usage)
+    # Written from the last condition to the first, so that the first that holds is the one left
+    # (a move none holds for takes the last).
+    choice = np.full(m.n, len(conditions) - 1, dtype=np.int64)
+    for index in range(len(conditions) - 1, -1, -1):
+        choice[conditions[index][0]] = index
+    goal = np.array([_G[c[1]] for c in conditions], dtype=np.int8)[choice]
+    subject_kind = np.array([c[2] for c in conditions])[choice]
+    return goal, subject_kind
+
+
+def _goal_conditions(m: _Moves, usage: _DirectoryUsage) -> list[tuple[np.ndarray, str, str]]:
+    """The conditions a move may serve a goal by, in order (the first that holds is its goal):
+    per move whether it holds, the goal, and the subject whose measure shows it (its source
+    broker "src" or target broker "dst", its source "src-dir" or target directory "dst-dir", or
+    its source's "rack")."""
+    t, before = m.t, m.before
+    src, dst, sd, dd = m.src, m.dst, m.sd, m.dd
+    forced, inter, intra, holders, byte_target = m.forced, m.inter, m.intra, m.holders, m.byte_target
+    capacity, threshold = usage.capacity, m.request.capacity_threshold
     registered, active = t.broker_registered[src], t.broker_active[src]
-    draining = src_dir_known & plan.draining_dirs[sd]
-    goal_is = request.goal
+    draining = m.src_dir_known & m.draining_dirs[sd]
+    goal_is = m.request.goal
     count_before_src, count_before_dst = before.replicas[src], before.replicas[dst]
     bytes_before_src, bytes_before_dst = before.bytes[src], before.bytes[dst]
-    conditions = [
-        (forced & (goal_is is Goal.REMOVE_BROKERS) & named[src], "remove-brokers", "src"),
+    tolerance = BYTE_TOLERANCE
+    return [
+        (forced & (goal_is is Goal.REMOVE_BROKERS) & m.named[src], "remove-brokers", "src"),
         (forced & draining, "drain-dirs", "src-dir"),
         (forced & ~registered, "dead-broker", "src"),
         (forced & registered & ~active, "fenced-broker", "src"),
         (forced, "offline-dir", "src-dir"),  # the rest: replicas in offline directories (and those leaving with them)
         # A replica beyond its rack's limit serves the rack rule when it leaves the rack (the
         # exact refinement may move one within its rack, for another goal).
-        (inter & plan.rack_fixes[rows] & (t.broker_rack[src] != t.broker_rack[dst]), "rack-rule", "rack"),
-        (inter & (goal_is is Goal.ADD_BROKERS) & named[dst], "add-brokers", "dst"),
-        (inter & holders[src] & (count_before_src > plan.count_high[src]), "replica-count", "src"),
+        (inter & m.rack_fixes[m.rows] & (t.broker_rack[src] != t.broker_rack[dst]), "rack-rule", "rack"),
+        (inter & (goal_is is Goal.ADD_BROKERS) & m.named[dst], "add-brokers", "dst"),
+        (inter & holders[src] & (count_before_src > m.count_high[src]), "replica-count", "src"),
         (inter & holders[src] & (bytes_before_src > byte_target[src] * (1 + tolerance)), "bytes", "src"),
-        (inter & holders[dst] & (count_before_dst < plan.count_low[dst]), "replica-count", "dst"),
+        (inter & holders[dst] & (count_before_dst < m.count_low[dst]), "replica-count", "dst"),
         (inter & holders[dst] & (bytes_before_dst < byte_target[dst] * (1 - tolerance)), "bytes", "dst"),
-        (inter & holders[src] & (count_before_src > plan.count_target[src]), "replica-count", "src"),
+        (inter & holders[src] & (count_before_src > m.count_target[src]), "replica-count", "src"),
         (inter & holders[src] & (bytes_before_src > byte_target[src]), "bytes", "src"),
         (inter, "evenness", "src"),
-        (intra & src_dir_known & (before.dir_bytes[sd] > np.floor(capacity[sd] * threshold)) & (capacity[sd] > 0), "capacity-threshold", "src-dir"),
-        (intra & (usage_before[sd] > dir_high[sd]), "directory-band", "src-dir"),
-        (intra & (usage_before[dd] < dir_low[dd]), "directory-band", "dst-dir"),
+        (intra & m.src_dir_known & (before.dir_bytes[sd] > np.floor(capacity[sd] * threshold)) & (capacity[sd] > 0), "capacity-threshold", "src-dir"),
+        (intra & (usage.before[sd] > usage.band.high[sd]), "directory-band", "src-dir"),
+        (intra & (usage.before[dd] < usage.band.low[dd]), "directory-band", "dst-dir"),
         (intra, "directory-band", "src-dir"),
     ]
-    n = len(rows)
-    choice = np.full(n, len(conditions) - 1, dtype=np.int64)
-    for index in range(len(conditions) - 1, -1, -1):
-        choice[conditions[index][0]] = index
-    goal = np.array([_G[c[1]] for c in conditions], dtype=np.int8)[choice]
-    subject_kind = np.array([c[2] for c in conditions])[choice]
 
-    # The subject's measure, before and after, target and band.
-    subject_broker = np.where(subject_kind == "dst", dst, src)
-    subject_dir = np.where(subject_kind == "dst-dir", dd, sd)
-    nan = np.full(n, np.nan)
-    measure = np.zeros(n, dtype=np.int8)  # MEASURES
-    m_before, m_after, m_target, m_low, m_high = nan.copy(), nan.copy(), nan.copy(), nan.copy(), nan.copy()
-    by_count = np.isin(goal, [_G["replica-count"], _G["add-brokers"], _G["remove-brokers"], _G["dead-broker"], _G["fenced-broker"], _G["evenness"]])
-    b = subject_broker
-    measure[by_count] = MEASURES.index("replicas")
-    m_before[by_count], m_after[by_count] = before.replicas[b[by_count]], after.replicas[b[by_count]]
-    banded = by_count & np.isin(goal, [_G["replica-count"], _G["add-brokers"], _G["evenness"]]) & holders[b]
-    m_target[banded], m_low[banded], m_high[banded] = plan.count_target[b[banded]], plan.count_low[b[banded]], plan.count_high[b[banded]]
-    emptied = by_count & np.isin(goal, [_G["remove-brokers"], _G["dead-broker"], _G["fenced-broker"]])
-    m_target[emptied] = 0
-    by_bytes = goal == _G["bytes"]
-    measure[by_bytes] = MEASURES.index("bytes")
-    m_before[by_bytes], m_after[by_bytes] = before.bytes[b[by_bytes]], after.bytes[b[by_bytes]]
-    target_bytes = byte_target[b[by_bytes]]
-    m_target[by_bytes] = np.floor(target_bytes)  # whole bytes, as the report's perBroker bytesTarget
-    m_low[by_bytes], m_high[by_bytes] = np.round(target_bytes * (1 - tolerance)), np.round(target_bytes * (1 + tolerance))
-    leaving_dir = np.isin(goal, [_G["drain-dirs"], _G["offline-dir"]])
-    measure[leaving_dir] = MEASURES.index("bytes")
-    d = subject_dir
-    m_before[leaving_dir], m_after[leaving_dir] = before.dir_bytes[d[leaving_dir]], after.dir_bytes[d[leaving_dir]]
-    m_target[leaving_dir] = 0
-    by_usage = np.isin(goal, [_G["capacity-threshold"], _G["directory-band"]])
-    measure[by_usage] = MEASURES.index("usagePercent")
-    m_before[by_usage], m_after[by_usage] = usage_before[d[by_usage]] * 100, usage_after[d[by_usage]] * 100
-    m_target[by_usage] = dir_mean[d[by_usage]] * 100
-    m_low[by_usage], m_high[by_usage] = dir_low[d[by_usage]] * 100, dir_high[d[by_usage]] * 100
-    over_threshold = goal == _G["capacity-threshold"]
-    m_target[over_threshold], m_low[over_threshold] = np.nan, np.nan
-    m_high[over_threshold] = threshold * 100
-    # The rack rule: how many replicas of the partition the source's rack held, before and after.
-    by_rack = goal == _G["rack-rule"]
-    measure[by_rack] = MEASURES.index("replicasInRack")
-    rack_rows = rows[by_rack]
-    rack = t.broker_rack[src[by_rack]]
-    m_before[by_rack] = _in_rack(t, t.rep_broker, rack_rows, rack)
-    m_after[by_rack] = _in_rack(t, plan.new_broker, rack_rows, rack)
-    rf = np.diff(t.part_offsets)[t.rep_part[rack_rows]]
-    limits = _rack_limits(plan, rf)
-    m_target[by_rack] = limits[rf] if len(rf) else np.zeros(0)  # the most one rack may hold
 
-    # Why the target broker: it was under its target (count or bytes), a broker being added, or
-    # the best the rules left (the rack rule kept and room found), or the rack rule had to break.
-    violating_after, _ = rack_violations(t, plan.new_broker, request.rack_mode)
-    broke_rule = t.partitions_with(violating_after)[t.rep_part[rows]] & np.isin(t.rep_part[rows], list(plan.unsatisfiable))
-    # Partitions the exact refinement placed (refine.py): the solver chose their brokers and
-    # directories (closest to the bands, then the least data moved), not the heuristic's rules below.
-    refined = plan.refined[t.rep_part[rows]] if plan.refined is not None else np.zeros(n, dtype=bool)
-    broker_why = np.select(
+def _subject_places(m: _Moves, subject_kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per move: the broker and the directory its goal's measure is read at (the target's where
+    the subject is the target, else the source's)."""
+    return np.where(subject_kind == "dst", m.dst, m.src), np.where(subject_kind == "dst-dir", m.dd, m.sd)
+
+
+def _subject_dir_column(m: _Moves, subject_kind: np.ndarray, subject_dir: np.ndarray) -> np.ndarray:
+    """The directory a line's goal names: only for a directory's goal, and none (-1) where the
+    source directory is not known."""
+    names_dir = np.isin(subject_kind, ["src-dir", "dst-dir"]) & ((subject_kind == "dst-dir") | m.src_dir_known)
+    return np.where(names_dir, subject_dir, -1)
+
+
+@dataclass
+class _Measures:
+    """Per move: the measure its goal is read by (a code of MEASURES), the subject's value of it
+    before and after the plan, its target and band (NaN where the goal has none). Made by `of`,
+    one kind of goal at a time."""
+
+    measure: np.ndarray
+    before: np.ndarray
+    after: np.ndarray
+    target: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+    @classmethod
+    def of(cls, m: _Moves, usage: _DirectoryUsage, goal: np.ndarray, broker: np.ndarray, directory: np.ndarray) -> _Measures:
+        nan = np.full(m.n, np.nan)
+        measures = cls(np.zeros(m.n, dtype=np.int8), nan.copy(), nan.copy(), nan.copy(), nan.copy(), nan.copy())
+        measures._replica_counts(m, goal, broker)
+        measures._broker_bytes(m, goal, broker)
+        measures._directories(m, usage, goal, directory)
+        measures._rack_rule(m, goal)
+        return measures
+
+    def _replica_counts(self, m: _Moves, goal: np.ndarray, b: np.ndarray) -> None:
+        """Goals read by the subject broker's replica count: the band where the broker has one,
+        0 where the goal empties it."""
+        by_count = np.isin(goal, [_G["replica-count"], _G["add-brokers"], _G["remove-brokers"], _G["dead-broker"], _G["fenced-broker"], _G["evenness"]])
+        self.measure[by_count] = MEASURES.index("replicas")
+        self.before[by_count], self.after[by_count] = m.before.replicas[b[by_count]], m.after.replicas[b[by_count]]
+        banded = by_count & np.isin(goal, [_G["replica-count"], _G["add-brokers"], _G["evenness"]]) & m.holders[b]
+        self.target[banded], self.low[banded], self.high[banded] = m.count_target[b[banded]], m.count_low[b[banded]], m.count_high[b[banded]]
+        emptied = by_count & np.isin(goal, [_G["remove-brokers"], _G["dead-broker"], _G["fenced-broker"]])
+        self.target[emptied] = 0
+
+    def _broker_bytes(self, m: _Moves, goal: np.ndarray, b: np.ndarray) -> None:
+        """The byte goal: the subject broker's bytes, its target and band in whole bytes."""
+        by_bytes = goal == _G["bytes"]
+        self.measure[by_bytes] = MEASURES.index("bytes")
+        self.before[by_bytes], self.after[by_bytes] = m.before.bytes[b[by_bytes]], m.after.bytes[b[by_bytes]]
+        target_bytes = m.byte_target[b[by_bytes]]
+        self.target[by_bytes] = np.floor(target_bytes)  # whole bytes, as the report's perBroker bytesTarget
+        self.low[by_bytes], self.high[by_bytes] = np.round(target_bytes * (1 - BYTE_TOLERANCE)), np.round(target_bytes * (1 + BYTE_TOLERANCE))
+
+    def _directories(self, m: _Moves, usage: _DirectoryUsage, goal: np.ndarray, d: np.ndarray) -> None:
+        """Goals of a directory: the bytes of one being left (to 0), or the usage of one past the
+        capacity threshold (up to it) or outside its band (around its broker's mean)."""
+        leaving_dir = np.isin(goal, [_G["drain-dirs"], _G["offline-dir"]])
+        self.measure[leaving_dir] = MEASURES.index("bytes")
+        self.before[leaving_dir], self.after[leaving_dir] = m.before.dir_bytes[d[leaving_dir]], m.after.dir_bytes[d[leaving_dir]]
+        self.target[leaving_dir] = 0
+        by_usage = np.isin(goal, [_G["capacity-threshold"], _G["directory-band"]])
+        self.measure[by_usage] = MEASURES.index("usagePercent")
+        self.before[by_usage], self.after[by_usage] = usage.before[d[by_usage]] * 100, usage.after[d[by_usage]] * 100
+        self.target[by_usage] = usage.band.mean[d[by_usage]] * 100
+        self.low[by_usage], self.high[by_usage] = usage.band.low[d[by_usage]] * 100, usage.band.high[d[by_usage]] * 100
+        # The capacity threshold has no target, only a ceiling (written over the band just set).
+        over_threshold = goal == _G["capacity-threshold"]
+        self.target[over_threshold], self.low[over_threshold] = np.nan, np.nan
+        self.high[over_threshold] = m.request.capacity_threshold * 100
+
+    def _rack_rule(self, m: _Moves, goal: np.ndarray) -> None:
+        """The rack rule: how many replicas of the partition the source's rack held, before and
+        after, and the most one rack may hold."""
+        t = m.t
+        by_rack = goal == _G["rack-rule"]
+        self.measure[by_rack] = MEASURES.index("replicasInRack")
+        rack_rows = m.rows[by_rack]
+        rack = t.broker_rack[m.src[by_rack]]
+        self.before[by_rack] = _in_rack(t, t.rep_broker, rack_rows, rack)
+        self.after[by_rack] = _in_rack(t, m.plan.new_broker, rack_rows, rack)
+        rf = np.diff(t.part_offsets)[t.rep_part[rack_rows]]
+        limits = _rack_limits(m.plan, rf)
+        self.target[by_rack] = limits[rf] if len(rf) else np.zeros(0)
+
+
+def _refined_by_solver(m: _Moves) -> np.ndarray:
+    """Per move: its partition was placed by the exact refinement (refine.py): the solver chose
+    its brokers and directories (closest to the bands, then the least data moved), not the
+    heuristic's rules that `_broker_why` and `_dir_why` name otherwise."""
+    plan = m.plan
+    return plan.refined[m.t.rep_part[m.rows]] if plan.refined is not None else np.zeros(m.n, dtype=bool)
+
+
+def _broker_why(m: _Moves, refined: np.ndarray) -> np.ndarray:
+    """Per move, why its target broker (a code of BROKER_WHY): it was under its target (count or
+    bytes), a broker being added, or the best the rules left (the rack rule kept and room
+    found), or the rack rule had to break; none for a move between directories."""
+    t, plan, inter, dst = m.t, m.plan, m.inter, m.dst
+    violating_after, _ = rack_violations(t, plan.new_broker, m.request.rack_mode)
+    broke_rule = t.partitions_with(violating_after)[t.rep_part[m.rows]] & np.isin(t.rep_part[m.rows], list(plan.unsatisfiable))
+    return np.select(
         [
-            intra,
+            m.intra,
             inter & refined,
             inter & broke_rule,
-            inter & (goal_is is Goal.ADD_BROKERS) & named[dst],
-            inter & holders[dst] & (count_before_dst < plan.count_target[dst]),
-            inter & holders[dst] & (bytes_before_dst < byte_target[dst]),
+            inter & (m.request.goal is Goal.ADD_BROKERS) & m.named[dst],
+            inter & m.holders[dst] & (m.before.replicas[dst] < m.count_target[dst]),
+            inter & m.holders[dst] & (m.before.bytes[dst] < m.byte_target[dst]),
         ],
         [0, 6, 1, 2, 3, 4],
         5,
     ).astype(np.int8)
-    # Why the directory: the one that ends least used among those with room (a new or displaced
-    # replica, kernels._place), the one furthest below its broker's mean with room (a move
-    # between directories, kernels._rebalance), or none had room (the broker chooses).
-    dir_why = np.where(dst_dir == BROKER_CHOOSES, 2, np.where(refined, 3, np.where(inter | forced, 0, 1))).astype(np.int8)
 
-    columns = {
-        "goal": goal,
-        "measure": measure,
-        "subject_broker": subject_broker,
-        "subject_dir": np.where(np.isin(subject_kind, ["src-dir", "dst-dir"]) & ((subject_kind == "dst-dir") | src_dir_known), subject_dir, -1),
-        "subject_rack": np.where(by_rack, t.broker_rack[src], NO_RACK),
-        "before": m_before,
-        "after": m_after,
-        "target": m_target,
-        "low": m_low,
-        "high": m_high,
-        "broker_why": broker_why,
-        "dir_why": dir_why,
-        "dst_replicas": np.stack([before.replicas[dst], after.replicas[dst], plan.count_target[dst]], axis=1),
-        "dst_bytes": np.stack([bytes_before_dst, after.bytes[dst], np.floor(byte_target[dst])], axis=1),
-        "dst_usage": np.stack([usage_before[dd] * 100, usage_after[dd] * 100], axis=1),
+
+def _dir_why(m: _Moves, refined: np.ndarray) -> np.ndarray:
+    """Per move, why its target directory (a code of DIR_WHY): the one that ends least used among
+    those with room (a new or displaced replica, kernels._place), the one furthest below its
+    broker's mean with room (a move between directories, kernels._rebalance), or none had room
+    (the broker chooses)."""
+    return np.where(m.dst_dir == BROKER_CHOOSES, 2, np.where(refined, 3, np.where(m.inter | m.forced, 0, 1))).astype(np.int8)
+
+
+def _target_figures(m: _Moves, usage: _DirectoryUsage) -> dict[str, np.ndarray]:
+    """Per move, the figures its line gives for where it goes: the target broker's replicas and
+    bytes (before, after, target) and its directory's usage in percent (before, after)."""
+    before, after, dst = m.before, m.after, m.dst
+    return {
+        "dst_replicas": np.stack([before.replicas[dst], after.replicas[dst], m.count_target[dst]], axis=1),
+        "dst_bytes": np.stack([before.bytes[dst], after.bytes[dst], np.floor(m.byte_target[dst])], axis=1),
+        "dst_usage": np.stack([usage.before[m.dd] * 100, usage.after[m.dd] * 100], axis=1),
     }
-    unreached = _unreached(plan, before, after, usage_after, dir_low, dir_high, mean)
-    return Explanation(rows, columns, unreached, time.perf_counter() - started, plan)
 
 
 MEASURES = ("replicas", "bytes", "usagePercent", "replicasInRack")
@@ -457,94 +574,155 @@ def _rack_limits(plan: Plan, rf: np.ndarray) -> np.ndarray:
 # The goals not reached -----------------------------------------------------------------------
 
 
-def _unreached(
-    plan: Plan, before: Balance, after: Balance, usage_after: np.ndarray, dir_low: np.ndarray, dir_high: np.ndarray, mean: np.ndarray
-) -> list[Unreached]:
-    t = plan.tables
-    request = plan.request
-    assert plan.holders is not None and plan.count_low is not None and plan.count_high is not None and plan.count_target is not None
-    assert plan.byte_target is not None and plan.forced is not None and plan.receivable is not None and plan.movable is not None
-    assert plan.open_dirs is not None and plan.excluded is not None and plan.broker_has_offline_dir is not None
-    items: list[Unreached] = []
-    ids = t.broker_ids.tolist()
-    labels = t.dir_labels  # a list made on each read: read once
+def _unreached(plan: Plan, before: Balance, after: Balance, usage: _DirectoryUsage) -> list[Unreached]:
+    """The goals the plan does not reach, one kind at a time (the order of their lines): the
+    replica count and byte bands of brokers (balance, add-brokers), directory bands (balance,
+    rebalance-disks), then, whatever the goal, the capacity threshold, replicas that had to move,
+    the rack rule and excluded brokers."""
+    goal = plan.request.goal
     moved = plan.inter_moved | plan.intra_moved
-    goal = request.goal
-    capacity = t.dir_capacity.astype(np.float64)
-    limit = np.where(capacity > 0, np.floor(capacity * request.capacity_threshold), np.inf)
-    room = np.where(plan.open_dirs, np.maximum(limit - after.dir_bytes, 0), 0)
-    broker_room = np.bincount(t.dir_broker, weights=np.where(np.isfinite(room), room, 1e30), minlength=t.broker_count)
-    sizes = t.rep_size
-    left = plan.movable & ~moved  # replicas that could still have moved
-    # What the planner's min.insync.replicas budget leaves once the plan is made: an in-sync
-    # replica may leave only while its partition keeps min.insync.replicas in sync (core._Placement).
-    in_sync_count = np.bincount(t.rep_part[t.rep_in_sync], minlength=len(t.part_id))
-    in_sync_leaving = np.bincount(t.rep_part[t.rep_in_sync & plan.inter_moved], minlength=len(t.part_id))
-    isr_budget = in_sync_count - t.part_min_isr - in_sync_leaving
-    locked = t.rep_in_sync & (isr_budget[t.rep_part] <= 0)
-    movable_left = np.bincount(plan.new_broker[left], minlength=t.broker_count)
-    unlocked_left = np.bincount(plan.new_broker[left & ~locked], minlength=t.broker_count)
-    smallest_left = np.full(t.broker_count, np.inf)
-    np.minimum.at(smallest_left, plan.new_broker[left & ~locked], sizes[left & ~locked].astype(np.float64))
-    smallest_anywhere = float(sizes[left & ~locked].min()) if (left & ~locked).any() else np.inf
-    smallest_unmoved = float(sizes[left].min()) if left.any() else np.inf
+    limit = _threshold_limit(plan)
+    obstacles = _BrokerObstacles(plan, after, moved, limit)
+    items: list[Unreached] = []
+    if goal in (Goal.BALANCE, Goal.ADD_BROKERS):
+        items += _replica_counts_unreached(plan, before, after, obstacles)
+        items += _broker_bytes_unreached(plan, before, after, obstacles)
+    if goal in (Goal.BALANCE, Goal.REBALANCE_DISKS):
+        items += _directories_unreached(plan, before, after, usage.after, usage.band.low, usage.band.high, usage.band.broker_mean, obstacles.broker_room)
+    items += _capacity_unreached(plan, before, after, usage, limit)
+    items += _forced_unreached(plan, moved)
+    items += _rack_rule_unreached(plan)
+    items += _excluded_brokers_unreached(plan, before, after)
+    return items
 
-    rack_keeps_out = _rack_keeps_out(plan)
 
-    def broker_obstacle(b: int, over: bool, gap: float | None = None) -> str:
+def _threshold_limit(plan: Plan) -> np.ndarray:
+    """Per directory: the most bytes it may hold under the capacity threshold (no limit without a
+    known capacity)."""
+    capacity = plan.tables.dir_capacity.astype(np.float64)
+    return np.where(capacity > 0, np.floor(capacity * plan.request.capacity_threshold), np.inf)
+
+
+class _BrokerObstacles:
+    """What keeps a broker outside its replica count or byte band after the plan (`obstacle`),
+    read from what the plan left: the replicas that could still have moved, those the
+    min.insync.replicas budget holds, and the room left in each broker's open directories."""
+
+    def __init__(self, plan: Plan, after: Balance, moved: np.ndarray, limit: np.ndarray) -> None:
+        assert plan.movable is not None and plan.open_dirs is not None and plan.receivable is not None
+        t = plan.tables
+        self.plan, self.receivable = plan, plan.receivable
+        room = np.where(plan.open_dirs, np.maximum(limit - after.dir_bytes, 0), 0)
+        # A directory of unknown capacity has room for anything.
+        self.broker_room = np.bincount(t.dir_broker, weights=np.where(np.isfinite(room), room, 1e30), minlength=t.broker_count)
+        sizes = t.rep_size
+        self.left = left = plan.movable & ~moved  # replicas that could still have moved
+        free = left & ~_held_by_min_insync(plan)  # of those, the ones min.insync.replicas lets leave
+        # Per broker (where the replicas are after the plan), and over the cluster.
+        self.movable_left = np.bincount(plan.new_broker[left], minlength=t.broker_count)
+        self.unlocked_left = np.bincount(plan.new_broker[free], minlength=t.broker_count)
+        self.smallest_left = np.full(t.broker_count, np.inf)
+        np.minimum.at(self.smallest_left, plan.new_broker[free], sizes[free].astype(np.float64))
+        self.smallest_anywhere = float(sizes[free].min()) if free.any() else np.inf
+        self.smallest_unmoved = float(sizes[left].min()) if left.any() else np.inf
+        self.rack_keeps_out = _rack_keeps_out(plan)
+
+    def obstacle(self, b: int, over: bool, gap: float | None = None) -> str:
         """What keeps broker `b` outside its band: over it (`gap`: bytes above the band's bottom)
         or under it (`gap`: bytes below its top); no `gap` for replica counts."""
-        if plan.budget_exhausted:
+        if self.plan.budget_exhausted:
             return "budget"
         if over:
-            if movable_left[b] == 0:
-                return "nothing-movable"
-            if unlocked_left[b] == 0:
-                return "min-insync"
-            if gap is not None and smallest_left[b] > gap:
-                return "replicas-too-large"
-            return "no-allowed-replica"
-        if not plan.receivable[b]:
-            return "cannot-receive"
-        if not left.any():
+            return self._over(b, gap)
+        return self._under(b, gap)
+
+    def bytes_obstacle(self, b: int, after: float, low: float, high: float) -> str:
+        """What keeps broker `b`'s bytes (`after` the plan) outside its band `low` to `high`."""
+        over = after > high
+        return self.obstacle(b, over, after - low if over else high - after)
+
+    def _over(self, b: int, gap: float | None) -> str:
+        # Why nothing more left it: nothing may move, min.insync.replicas holds what may, what
+        # may is larger than the band, or no broker the rules allow took it.
+        if self.movable_left[b] == 0:
             return "nothing-movable"
-        if broker_room[b] < smallest_unmoved:
-            return "full-directories"
-        if not np.isfinite(smallest_anywhere):
-            # Every replica that could come to it is held by min.insync.replicas (its directories have room).
+        if self.unlocked_left[b] == 0:
             return "min-insync"
-        if broker_room[b] < smallest_anywhere:
-            return "full-directories"
-        if rack_keeps_out(b):
-            return "rack-rule"
-        if gap is not None and smallest_anywhere > gap:
+        if gap is not None and self.smallest_left[b] > gap:
             return "replicas-too-large"
         return "no-allowed-replica"
 
-    if goal in (Goal.BALANCE, Goal.ADD_BROKERS):
-        holders = plan.holders
-        outside = holders & ((after.replicas < plan.count_low) | (after.replicas > plan.count_high))
-        for b in np.flatnonzero(outside).tolist():
-            items.append(
-                Unreached(
-                    "replica-count", broker_obstacle(b, bool(after.replicas[b] > plan.count_high[b])), {"broker": ids[b]}, "replicas",
-                    int(before.replicas[b]), int(after.replicas[b]), int(plan.count_target[b]), (int(plan.count_low[b]), int(plan.count_high[b])),
-                )
-            )
-        target = plan.byte_target.astype(np.float64)
-        low, high = np.round(target * (1 - BYTE_TOLERANCE)), np.round(target * (1 + BYTE_TOLERANCE))
-        outside = holders & ((after.bytes < low) | (after.bytes > high))
-        for b in np.flatnonzero(outside).tolist():
-            items.append(
-                Unreached(
-                    "bytes", _bytes_obstacle(broker_obstacle, b, float(after.bytes[b]), float(low[b]), float(high[b])), {"broker": ids[b]}, "bytes",
-                    int(before.bytes[b]), int(after.bytes[b]), int(target[b]), (int(low[b]), int(high[b])),
-                )
-            )
-    if goal in (Goal.BALANCE, Goal.REBALANCE_DISKS):
-        items += _directories_unreached(plan, before, after, usage_after, dir_low, dir_high, mean, broker_room)
-    # Every online directory past the capacity threshold after the plan, whatever the goal.
+    def _under(self, b: int, gap: float | None) -> str:
+        # Why nothing more came to it: from what it may take to what could come.
+        if not self.receivable[b]:
+            return "cannot-receive"
+        if not self.left.any():
+            return "nothing-movable"
+        if self.broker_room[b] < self.smallest_unmoved:
+            return "full-directories"
+        if not np.isfinite(self.smallest_anywhere):
+            # Every replica that could come to it is held by min.insync.replicas (its directories have room).
+            return "min-insync"
+        if self.broker_room[b] < self.smallest_anywhere:
+            return "full-directories"
+        if self.rack_keeps_out(b):
+            return "rack-rule"
+        if gap is not None and self.smallest_anywhere > gap:
+            return "replicas-too-large"
+        return "no-allowed-replica"
+
+
+def _held_by_min_insync(plan: Plan) -> np.ndarray:
+    """Per replica: in sync, and its partition may lose no more in-sync replicas. What the
+    planner's min.insync.replicas budget leaves once the plan is made: an in-sync replica may
+    leave only while its partition keeps min.insync.replicas in sync (core._Placement)."""
+    t = plan.tables
+    in_sync_count = np.bincount(t.rep_part[t.rep_in_sync], minlength=len(t.part_id))
+    in_sync_leaving = np.bincount(t.rep_part[t.rep_in_sync & plan.inter_moved], minlength=len(t.part_id))
+    isr_budget = in_sync_count - t.part_min_isr - in_sync_leaving
+    return t.rep_in_sync & (isr_budget[t.rep_part] <= 0)
+
+
+def _replica_counts_unreached(plan: Plan, before: Balance, after: Balance, obstacles: _BrokerObstacles) -> list[Unreached]:
+    """Brokers that hold replicas in the plan and end outside their replica count band."""
+    assert plan.holders is not None and plan.count_low is not None and plan.count_high is not None and plan.count_target is not None
+    ids = plan.tables.broker_ids.tolist()
+    outside = plan.holders & ((after.replicas < plan.count_low) | (after.replicas > plan.count_high))
+    return [
+        Unreached(
+            "replica-count", obstacles.obstacle(b, bool(after.replicas[b] > plan.count_high[b])), {"broker": ids[b]}, "replicas",
+            int(before.replicas[b]), int(after.replicas[b]), int(plan.count_target[b]), (int(plan.count_low[b]), int(plan.count_high[b])),
+        )
+        for b in np.flatnonzero(outside).tolist()
+    ]
+
+
+def _broker_bytes_unreached(plan: Plan, before: Balance, after: Balance, obstacles: _BrokerObstacles) -> list[Unreached]:
+    """Brokers that hold replicas in the plan and end outside their byte band (the byte target
+    give or take BYTE_TOLERANCE, in whole bytes)."""
+    assert plan.holders is not None and plan.byte_target is not None
+    ids = plan.tables.broker_ids.tolist()
+    target = plan.byte_target.astype(np.float64)
+    low, high = np.round(target * (1 - BYTE_TOLERANCE)), np.round(target * (1 + BYTE_TOLERANCE))
+    outside = plan.holders & ((after.bytes < low) | (after.bytes > high))
+    return [
+        Unreached(
+            "bytes", obstacles.bytes_obstacle(b, float(after.bytes[b]), float(low[b]), float(high[b])), {"broker": ids[b]}, "bytes",
+            int(before.bytes[b]), int(after.bytes[b]), int(target[b]), (int(low[b]), int(high[b])),
+        )
+        for b in np.flatnonzero(outside).tolist()
+    ]
+
+
+def _capacity_unreached(plan: Plan, before: Balance, after: Balance, usage: _DirectoryUsage, limit: np.ndarray) -> list[Unreached]:
+    """Every online directory past the capacity threshold after the plan, whatever the goal."""
+    assert plan.open_dirs is not None and plan.broker_has_offline_dir is not None
+    t = plan.tables
+    ids = t.broker_ids.tolist()
+    labels = t.dir_labels  # a list made on each read: read once
+    capacity = usage.capacity
     full = t.dir_online & (capacity > 0) & (after.dir_bytes > limit)
+    items = []
     for d in np.flatnonzero(full).tolist():
         b = int(t.dir_broker[d])
         obstacle = (
@@ -554,12 +732,23 @@ def _unreached(
         items.append(
             Unreached(
                 "capacity-threshold", obstacle, {"broker": ids[b], "dir": labels[d]}, "usagePercent",
-                _number(before.dir_bytes[d] / capacity[d] * 100), _number(usage_after[d] * 100), None,
-                (0, _number(request.capacity_threshold * 100)),
+                _number(before.dir_bytes[d] / capacity[d] * 100), _number(usage.after[d] * 100), None,
+                (0, _number(plan.request.capacity_threshold * 100)),
             )
         )
-    # Replicas that had to move and could not.
+    return items
+
+
+def _forced_unreached(plan: Plan, moved: np.ndarray) -> list[Unreached]:
+    """Replicas that had to move and did not (the first 10,000), under the goal that made them
+    move: the request's, or leaving a dead or fenced broker or an offline directory."""
+    assert plan.forced is not None
+    t = plan.tables
+    goal = plan.request.goal
+    ids = t.broker_ids.tolist()
+    labels = t.dir_labels
     stuck = plan.forced & ~moved
+    items = []
     for rep in np.flatnonzero(stuck)[:10_000].tolist():
         p = int(t.rep_part[rep])
         b = int(t.rep_broker[rep])
@@ -573,39 +762,53 @@ def _unreached(
         if d >= 0:
             subject["dir"] = labels[d]
         items.append(Unreached(cause, obstacle, subject))
-    # Partitions that break the rack rule after the plan.
-    violating, _ = rack_violations(t, plan.new_broker, request.rack_mode)
-    if violating.any():
-        parts = np.unique(t.rep_part[violating])
-        racks_short = plan.racks_available < len(t.racks)
-        for p in parts.tolist():
-            reason = plan.unsatisfiable.get(p, "")
-            if racks_short:
-                obstacle = "too-few-racks"
-            elif reason and "moves only what it must" not in reason:
-                obstacle = "no-allowed-broker"
-            elif goal is not Goal.BALANCE:
-                obstacle = "goal-moves-only-what-it-must"
-            elif plan.budget_exhausted:
-                obstacle = "budget"
-            elif plan.excluded[t.part_offsets[p] : t.part_offsets[p + 1]].any():
-                obstacle = "excluded-broker" if _partition_on_excluded_broker(plan, p) else "nothing-movable"
-            else:
-                obstacle = "no-allowed-broker"
-            items.append(Unreached("rack-rule", obstacle, {"topic": t.topics[t.part_topic[p]], "partition": int(t.part_id[p])}))
-    # Excluded brokers keep what they hold, balanced or not.
-    for broker_id in request.exclude_brokers:
+    return items
+
+
+def _rack_rule_unreached(plan: Plan) -> list[Unreached]:
+    """Partitions that break the rack rule after the plan, one line each."""
+    t = plan.tables
+    violating, _ = rack_violations(t, plan.new_broker, plan.request.rack_mode)
+    if not violating.any():
+        return []
+    racks_short = plan.racks_available < len(t.racks)
+    return [
+        Unreached("rack-rule", _rack_rule_obstacle(plan, p, racks_short), {"topic": t.topics[t.part_topic[p]], "partition": int(t.part_id[p])})
+        for p in np.unique(t.rep_part[violating]).tolist()
+    ]
+
+
+def _rack_rule_obstacle(plan: Plan, p: int, racks_short: bool) -> str:
+    """What keeps partition `p` breaking the rack rule (`racks_short`: fewer racks can be used
+    than the cluster has), from the first that applies: the racks, the planner's own reason, the
+    goal, the budget, an excluded broker or what may not move."""
+    assert plan.excluded is not None
+    t = plan.tables
+    reason = plan.unsatisfiable.get(p, "")
+    if racks_short:
+        return "too-few-racks"
+    if reason and "moves only what it must" not in reason:
+        return "no-allowed-broker"
+    if plan.request.goal is not Goal.BALANCE:
+        return "goal-moves-only-what-it-must"
+    if plan.budget_exhausted:
+        return "budget"
+    if plan.excluded[t.part_offsets[p] : t.part_offsets[p + 1]].any():
+        return "excluded-broker" if _partition_on_excluded_broker(plan, p) else "nothing-movable"
+    return "no-allowed-broker"
+
+
+def _excluded_brokers_unreached(plan: Plan, before: Balance, after: Balance) -> list[Unreached]:
+    """Excluded brokers keep what they hold, balanced or not: one line for each that holds replicas."""
+    t = plan.tables
+    items = []
+    for broker_id in plan.request.exclude_brokers:
         b = t.broker_index.get(broker_id)
         if b is not None and before.replicas[b]:
             items.append(
                 Unreached("replica-count", "excluded-broker", {"broker": broker_id}, "replicas", int(before.replicas[b]), int(after.replicas[b]))
             )
     return items
-
-
-def _bytes_obstacle(obstacle: Any, b: int, after: float, low: float, high: float) -> str:
-    over = after > high
-    return str(obstacle(b, over, after - low if over else high - after))
 
 
 def _excluded_broker(plan: Plan, b: int) -> bool:
