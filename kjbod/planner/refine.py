@@ -588,7 +588,9 @@ def _deeper(plan: Plan, model: _Model, bands: _Bands, solved: _Solved, left: Cal
     """`solved` (a solve of bytes alone), or where it stopped at MAX_NODES with a plan not proven
     within PROVEN_WITHIN of the least bytes (its objective over the solver's bound), a solve up
     to DEEP_NODES started from its plan (HiGHS cannot resume a search: its root is solved again)."""
-    if solved.status != "limit" or solved.by_clock or solved.moved is None or solved.bound is None or solved.moved <= PROVEN_WITHIN * solved.bound:
+    if solved.status != "limit" or solved.by_clock or solved.priced_misses or solved.moved is None or solved.bound is None:
+        return solved
+    if solved.moved <= PROVEN_WITHIN * solved.bound:
         return solved
     if left() <= 0:  # the cap, not the node limit, decided that it does not go on
         return dataclasses.replace(solved, by_clock=True)
