@@ -406,7 +406,7 @@ class _Bands:
             count_low, count_high, bytes_low, bytes_high, dir_limit, dir_reach, counted & has_band, band_brokers, part_limit, extra,
             np.minimum(need, kept), max_moves, max_bytes, widened,
             own_count_low, own_count_high, own_bytes_low, own_bytes_high, limit, np.where(has_band, own_reach, np.nan), byte_target, capacity,
-            max(float(size.mean()) if size.size else 1.0, 1.0), _mean_or_one(byte_target[holders & (byte_target > 0)]), _mean_or_one(capacity[has_band]),
+            _mean_or_one(size), _mean_or_one(byte_target[holders & (byte_target > 0)]), _mean_or_one(capacity[has_band]),
         )
 
     def miss(self, plan: Plan, new_broker: np.ndarray, new_dir: np.ndarray) -> tuple[float, int]:
@@ -418,10 +418,9 @@ class _Bands:
         A byte or directory miss within rounding (a byte, or a billionth) is none."""
         off = self._off(plan, new_broker, new_dir)
         byte_off = np.where(off.byte_off > 1e-9 * np.maximum(off.load, 1) + 1, off.byte_off, 0)
-        share_off = np.divide(byte_off, self.byte_target, out=np.zeros(len(byte_off)), where=self.byte_target > 0)
         over = np.where(off.over > 1e-9 * off.usage + 1, off.over, 0)
         band_off = np.where(off.band_off > 1e-9 * self.capacity + 1, off.band_off, 0)
-        points_off = np.divide(band_off, self.capacity, out=np.zeros(len(band_off)), where=self.capacity > 0)
+        share_off, points_off = self._relative(byte_off, band_off)
         bytes_off = float(
             off.count_off.max(initial=0) * self.replica_bytes + share_off.max(initial=0) * self.target_bytes
             + points_off.max(initial=0) * self.capacity_bytes + over.sum()
@@ -433,9 +432,15 @@ class _Bands:
         """How far a plan's furthest broker (directory) is outside the planner's own count, byte
         and directory bands, exactly: replicas, a share of the byte target, points of capacity."""
         off = self._off(plan, new_broker, new_dir)
-        share_off = np.divide(off.byte_off, self.byte_target, out=np.zeros(len(off.byte_off)), where=self.byte_target > 0)
-        points_off = np.divide(off.band_off, self.capacity, out=np.zeros(len(off.band_off)), where=self.capacity > 0)
+        share_off, points_off = self._relative(off.byte_off, off.band_off)
         return float(off.count_off.max(initial=0)), float(share_off.max(initial=0)), float(points_off.max(initial=0))
+
+    def _relative(self, byte_off: np.ndarray, band_off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Byte misses as a share of each broker's byte target, directory-band misses in points
+        (shares) of each directory's capacity (0 where there is no target or capacity)."""
+        share_off = np.divide(byte_off, self.byte_target, out=np.zeros(len(byte_off)), where=self.byte_target > 0)
+        points_off = np.divide(band_off, self.capacity, out=np.zeros(len(band_off)), where=self.capacity > 0)
+        return share_off, points_off
 
     def _off(self, plan: Plan, new_broker: np.ndarray, new_dir: np.ndarray) -> _Off:
         t = plan.tables
@@ -620,7 +625,7 @@ class _Milp:
         self.n = n = len(var_f)
         self.B, self.D = t.broker_count, len(t.dir_ids)
         self.size_f = size_f = t.part_size.astype(np.float64)[free]
-        self.unit = unit = max(float(size_f.mean()) if size_f.size else 1.0, 1.0)
+        self.unit = unit = _mean_or_one(size_f)
         self.size_v = size_f[var_f] / unit
         self.var_b = t.dir_broker[var_d]
         self.rf_f = np.diff(t.part_offsets)[free]
